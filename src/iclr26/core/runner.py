@@ -1,0 +1,95 @@
+"""Run one system preset into a run folder: config, seed, timing, results.json, report.md."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+
+from rich.console import Console
+
+from iclr26.core.config import config_to_dict
+from iclr26.core.records import (
+    RESULTS_FILE,
+    Report,
+    RunRecord,
+    library_versions,
+    make_run_dir,
+    save_record,
+    write_report,
+)
+from iclr26.core.system import RunContext, System
+
+
+class SystemNotImplemented(RuntimeError):
+    """Raised when asked to run a system whose status is `planned`."""
+
+
+def run_system(
+    system: System,
+    preset: str = "demo",
+    overrides: Mapping[str, str] | None = None,
+    *,
+    out: Path | str | None = None,
+    runs_root: Path | str = "runs",
+    console: Console | None = None,
+) -> tuple[RunRecord, Path]:
+    """Run `system` at `preset` with `overrides`; write results.json and report.md.
+
+    `out` names the run folder explicitly; running again with the same `out` lets the system
+    resume from the checkpoints it left there. An exception or Ctrl-C still writes a record
+    (status `failed`/`interrupted`) before it propagates.
+    """
+    if system.run is None:
+        raise SystemNotImplemented(
+            f"system {system.name!r} is {system.status}: it is listed in the catalog but not "
+            "implemented yet, so there is nothing to run"
+        )
+    console = console or Console()
+    config = system.config(preset, overrides)  # ConfigError names the bad field
+    if out is None:
+        run_dir = make_run_dir(runs_root, system.name)
+    else:
+        run_dir = Path(out)
+        run_dir.mkdir(parents=True, exist_ok=True)
+    seed = getattr(config, "seed", None)
+    record = RunRecord(
+        system=system.name,
+        preset=preset,
+        config=config_to_dict(config),
+        seed=seed if isinstance(seed, int) else None,
+        started=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        wall_time_s=0.0,
+        status="running",
+        report=Report(),
+        versions=library_versions(),
+        title=system.title,
+        claim=system.claim,
+    )
+    save_record(run_dir, record)
+    ctx = RunContext(out_dir=run_dir, console=console)
+    console.rule(f"[bold]{system.name}[/] · preset {preset} · {run_dir}")
+    start = time.perf_counter()
+    try:
+        report = system.run(config, ctx)
+        if not isinstance(report, Report):
+            raise TypeError(f"{system.name}.run returned {type(report).__name__}, not a Report")
+        record.report = report
+        record.status = "complete"
+    except KeyboardInterrupt:
+        record.status = "interrupted"
+        record.error = "interrupted (Ctrl-C); re-run with --out on this folder to resume"
+        raise
+    except BaseException as e:
+        record.status = "failed"
+        record.error = f"{type(e).__name__}: {e}"
+        (run_dir / "traceback.txt").write_text(traceback.format_exc())
+        raise
+    finally:
+        record.wall_time_s = time.perf_counter() - start
+        save_record(run_dir, record)
+        write_report(run_dir, record)
+        console.print(f"wrote {run_dir / RESULTS_FILE} and report.md", highlight=False)
+    return record, run_dir

@@ -1,0 +1,98 @@
+"""The System record: what every paper's subpackage registers, and what `run` receives.
+
+A system's `__init__` defines `SYSTEM = System(...)`. The catalog (`iclr26.catalog`) lists all
+19 papers; a paper whose subpackage defines `SYSTEM` with a `run` is *implemented*, any other is
+*planned*, and the CLI says so rather than pretend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from rich.console import Console
+
+from iclr26.core.config import ConfigError, apply_overrides
+from iclr26.core.progress import progress_task, track
+from iclr26.core.records import Report
+
+T = TypeVar("T")
+PRESETS = ("smoke", "demo", "paper")
+
+
+@dataclass
+class RunContext:
+    """What a running system gets besides its config: its folder, a console, progress helpers.
+
+    `out_dir` is the run folder; checkpoints go under `out_dir / "checkpoints"`, so re-running
+    with `--out` on the same folder resumes.
+    """
+
+    out_dir: Path
+    console: Console = field(default_factory=Console)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The run's checkpoint folder (created on first use)."""
+        path = self.out_dir / "checkpoints"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def log(self, message: str) -> None:
+        """Print one line of progress commentary."""
+        self.console.print(message, highlight=False)
+
+    def track(
+        self, iterable: Iterable[T], description: str, total: int | None = None
+    ) -> Iterator[T]:
+        """Iterate with a progress bar (or log lines when not on a terminal)."""
+        return track(self.console, iterable, description, total)
+
+    def progress(
+        self, description: str, total: int
+    ) -> AbstractContextManager[Callable[[int], None]]:
+        """A context yielding `advance(n=1)` for work that is not a simple loop."""
+        return progress_task(self.console, description, total)
+
+
+RunFn = Callable[[Any, RunContext], Report]
+
+
+@dataclass(frozen=True)
+class System:
+    """One paper's system: identity, claim, presets (config instances) and the `run` function."""
+
+    name: str
+    number: int
+    title: str
+    claim: str
+    presets: Mapping[str, Any] = field(default_factory=dict)
+    run: RunFn | None = None
+    readme: str = ""
+
+    def __post_init__(self) -> None:
+        if self.run is not None:
+            missing = [p for p in PRESETS if p not in self.presets]
+            if missing:
+                raise ValueError(f"system {self.name!r} is implemented but lacks presets {missing}")
+            for p, cfg in self.presets.items():
+                if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+                    raise TypeError(f"system {self.name!r}: preset {p!r} must be a config instance")
+
+    @property
+    def status(self) -> Literal["implemented", "planned"]:
+        """`implemented` when the system has a `run`, else `planned`."""
+        return "implemented" if self.run is not None else "planned"
+
+    def config(self, preset: str = "demo", overrides: Mapping[str, str] | None = None) -> Any:
+        """The preset's config with `--set` overrides applied (errors name the field)."""
+        if preset not in self.presets:
+            raise ConfigError(
+                f"system {self.name!r} has no preset {preset!r}; presets are: "
+                + ", ".join(self.presets)
+            )
+        return apply_overrides(self.presets[preset], overrides or {})

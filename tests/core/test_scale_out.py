@@ -54,7 +54,8 @@ def test_single_process_is_a_no_op():
 def test_torchrun_two_processes_agree_with_one(tmp_path):
     """The same script under torchrun with 2 CPU processes gives the single-process answer."""
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import json, torch
         from iclr26.core.distributed import (init_distributed, shard, all_reduce_mean,
                                              all_gather_objects, cleanup)
@@ -68,11 +69,21 @@ def test_torchrun_two_processes_agree_with_one(tmp_path):
             out = {{"total": total.item(), "ranks": ranks, "world": info.world_size}}
             open({str(tmp_path / "out.json")!r}, "w").write(json.dumps(out))
         cleanup()
-    """))
+    """)
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(script)],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads((tmp_path / "out.json").read_text())

@@ -19,10 +19,22 @@ import triton.language as tl
 
 @triton.jit
 def _laplace_fwd(
-    q_ptr, k_ptr, out_ptr, inv_lam,
-    n, m, d,
-    stride_qb, stride_qn, stride_kb, stride_km, stride_ob, stride_on,
-    BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    out_ptr,
+    inv_lam,
+    n,
+    m,
+    d,
+    stride_qb,
+    stride_qn,
+    stride_kb,
+    stride_km,
+    stride_ob,
+    stride_on,
+    BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
@@ -34,11 +46,13 @@ def _laplace_fwd(
         offs_d = d0 + tl.arange(0, BLOCK_D)
         q = tl.load(
             q_ptr + b * stride_qb + offs_n[:, None] * stride_qn + offs_d[None, :],
-            mask=(offs_n[:, None] < n) & (offs_d[None, :] < d), other=0.0,
+            mask=(offs_n[:, None] < n) & (offs_d[None, :] < d),
+            other=0.0,
         ).to(tl.float32)
         k = tl.load(
             k_ptr + b * stride_kb + offs_m[:, None] * stride_km + offs_d[None, :],
-            mask=(offs_m[:, None] < m) & (offs_d[None, :] < d), other=0.0,
+            mask=(offs_m[:, None] < m) & (offs_d[None, :] < d),
+            other=0.0,
         ).to(tl.float32)
         dist += tl.sum(tl.abs(q[:, None, :] - k[None, :, :]), axis=2)  # ‖q_i − k_j‖₁
     kmat = tl.exp(-dist * inv_lam)  # exp(−D/λ)
@@ -51,10 +65,24 @@ def _laplace_fwd(
 
 @triton.jit
 def _laplace_bwd_rows(
-    x_ptr, y_ptr, w_ptr, dx_ptr, scale,
-    n, m, d,
-    stride_xb, stride_xn, stride_yb, stride_ym, stride_wb, stride_wn, stride_wm,
-    BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    w_ptr,
+    dx_ptr,
+    scale,
+    n,
+    m,
+    d,
+    stride_xb,
+    stride_xn,
+    stride_yb,
+    stride_ym,
+    stride_wb,
+    stride_wn,
+    stride_wm,
+    BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):
     """dx_ic = scale · Σ_j W_ij sign(x_ic − y_jc), rows i of this program, all j in order."""
     pid_n = tl.program_id(0)
@@ -64,18 +92,21 @@ def _laplace_bwd_rows(
     offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
     x = tl.load(
         x_ptr + b * stride_xb + offs_n[:, None] * stride_xn + offs_d[None, :],
-        mask=(offs_n[:, None] < n) & (offs_d[None, :] < d), other=0.0,
+        mask=(offs_n[:, None] < n) & (offs_d[None, :] < d),
+        other=0.0,
     ).to(tl.float32)
     acc = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
     for m0 in range(0, m, BLOCK_M):
         offs_m = m0 + tl.arange(0, BLOCK_M)
         y = tl.load(
             y_ptr + b * stride_yb + offs_m[:, None] * stride_ym + offs_d[None, :],
-            mask=(offs_m[:, None] < m) & (offs_d[None, :] < d), other=0.0,
+            mask=(offs_m[:, None] < m) & (offs_d[None, :] < d),
+            other=0.0,
         ).to(tl.float32)
         w = tl.load(
             w_ptr + b * stride_wb + offs_n[:, None] * stride_wn + offs_m[None, :] * stride_wm,
-            mask=(offs_n[:, None] < n) & (offs_m[None, :] < m), other=0.0,
+            mask=(offs_n[:, None] < n) & (offs_m[None, :] < m),
+            other=0.0,
         ).to(tl.float32)
         diff = x[:, None, :] - y[None, :, :]
         sign = tl.where(diff > 0, 1.0, tl.where(diff < 0, -1.0, 0.0))
@@ -99,9 +130,22 @@ def laplace_fwd(q: torch.Tensor, k: torch.Tensor, inv_lam: float) -> torch.Tenso
     bn, bm, bd = 32, _block(m, 32), _block(d, 16)
     grid = (triton.cdiv(n, bn), triton.cdiv(m, bm), bsz)
     _laplace_fwd[grid](
-        q, k, out, inv_lam, n, m, d,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), out.stride(0), out.stride(1),
-        BLOCK_N=bn, BLOCK_M=bm, BLOCK_D=bd,
+        q,
+        k,
+        out,
+        inv_lam,
+        n,
+        m,
+        d,
+        q.stride(0),
+        q.stride(1),
+        k.stride(0),
+        k.stride(1),
+        out.stride(0),
+        out.stride(1),
+        BLOCK_N=bn,
+        BLOCK_M=bm,
+        BLOCK_D=bd,
     )
     return out
 
@@ -118,15 +162,45 @@ def laplace_bwd(
     bn, bm = 32, _block(m, 32)
     # rows of dq: Σ over keys j; W indexed [i, j]
     _laplace_bwd_rows[(triton.cdiv(n, bn), triton.cdiv(d, bd), bsz)](
-        q, k, w, dq, -inv_lam, n, m, d,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), w.stride(0), w.stride(1), w.stride(2),
-        BLOCK_N=bn, BLOCK_M=bm, BLOCK_D=bd,
+        q,
+        k,
+        w,
+        dq,
+        -inv_lam,
+        n,
+        m,
+        d,
+        q.stride(0),
+        q.stride(1),
+        k.stride(0),
+        k.stride(1),
+        w.stride(0),
+        w.stride(1),
+        w.stride(2),
+        BLOCK_N=bn,
+        BLOCK_M=bm,
+        BLOCK_D=bd,
     )
     # rows of dk: Σ over queries i; read W transposed via strides, sign(k − q) = −sign(q − k)
     _laplace_bwd_rows[(triton.cdiv(m, bm), triton.cdiv(d, bd), bsz)](
-        k, q, w, dk, -inv_lam, m, n, d,
-        k.stride(0), k.stride(1), q.stride(0), q.stride(1), w.stride(0), w.stride(2), w.stride(1),
-        BLOCK_N=bm, BLOCK_M=bn, BLOCK_D=bd,
+        k,
+        q,
+        w,
+        dk,
+        -inv_lam,
+        m,
+        n,
+        d,
+        k.stride(0),
+        k.stride(1),
+        q.stride(0),
+        q.stride(1),
+        w.stride(0),
+        w.stride(2),
+        w.stride(1),
+        BLOCK_N=bm,
+        BLOCK_M=bn,
+        BLOCK_D=bd,
     )
     return dq, dk
 
@@ -151,5 +225,7 @@ class LaplaceKernelFunction(torch.autograd.Function):
         dlam = None
         if ctx.needs_input_grad[2]:
             # ∂K/∂λ = K·D/λ² with D = −λ log K  ⇒  ∂L/∂λ = −Σ G·K log K / λ
-            dlam = (-(grad.float() * torch.xlogy(kmat.float(), kmat.float())).sum() / lam).to(lam.dtype)
+            dlam = (-(grad.float() * torch.xlogy(kmat.float(), kmat.float())).sum() / lam).to(
+                lam.dtype
+            )
         return dq, dk, dlam

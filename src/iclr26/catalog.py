@@ -65,8 +65,7 @@ PAPERS: tuple[Paper, ...] = (
         6,
         "conavbench",
         "CoNavBench: Collaborative Long-Horizon Vision-Language Navigation Benchmark",
-        "Collaborative multi-robot episodes improve step-level success over single-agent "
-        "navigation.",
+        "Collaborative multi-robot episodes improve step-level success over single-agent navigation.",
     ),
     Paper(
         7,
@@ -78,10 +77,8 @@ PAPERS: tuple[Paper, ...] = (
     Paper(
         8,
         "spatial_dise",
-        "Spatial-DISE: A Unified Benchmark for Evaluating Spatial "
-        "Reasoning in Vision-Language Models",
-        "A verifiable generator over four spatial-reasoning quadrants on which VLMs sit far "
-        "below humans.",
+        "Spatial-DISE: A Unified Benchmark for Evaluating Spatial Reasoning in Vision-Language Models",
+        "A verifiable generator over four spatial-reasoning quadrants on which VLMs sit far below humans.",
     ),
     Paper(
         9,
@@ -100,10 +97,8 @@ PAPERS: tuple[Paper, ...] = (
     Paper(
         11,
         "slt_reliability",
-        "Grounding or Guessing? Visual Signals for Detecting "
-        "Hallucinations in Sign Language Translation",
-        "Token reliability from visual-grounding signals detects SLT hallucinations better "
-        "than confidence.",
+        "Grounding or Guessing? Visual Signals for Detecting Hallucinations in Sign Language Translation",
+        "Token reliability from visual-grounding signals detects SLT hallucinations better than confidence.",
     ),
     Paper(
         12,
@@ -134,8 +129,7 @@ PAPERS: tuple[Paper, ...] = (
         16,
         "liveweb_ie",
         "LiveWeb-IE: A Benchmark For Online Web Information Extraction",
-        "A visual-grounding scraper extracts from changing live sites better than "
-        "HTML-snapshot methods.",
+        "A visual-grounding scraper extracts from changing live sites better than HTML-snapshot methods.",
     ),
     Paper(
         17,
@@ -148,8 +142,7 @@ PAPERS: tuple[Paper, ...] = (
         18,
         "vincie",
         "VINCIE: Unlocking In-context Image Editing from Video",
-        "In-context image editing learned from video alone, with multi-turn editing "
-        "improving over turns.",
+        "In-context image editing learned from video alone, with multi-turn editing improving over turns.",
     ),
     Paper(
         19,

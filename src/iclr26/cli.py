@@ -45,9 +45,7 @@ def list_systems() -> None:
 @app.command()
 def run(
     name: Annotated[str, typer.Argument(help="System name, as `iclr26 list` shows it.")],
-    preset: Annotated[
-        str, typer.Option(help="smoke (seconds), demo (CPU minutes), paper.")
-    ] = "demo",
+    preset: Annotated[str, typer.Option(help="smoke (seconds), demo (CPU minutes), paper.")] = "demo",
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a config field: field=value.")
     ] = None,
@@ -101,9 +99,7 @@ def demo(
             continue
         cc = record.report.claim_check
         if cc is None:
-            rows.append(
-                [s.name, s.claim, "—", "—", "—", "no claim check", round(record.wall_time_s, 1)]
-            )
+            rows.append([s.name, s.claim, "—", "—", "—", "no claim check", round(record.wall_time_s, 1)])
         else:
             rows.append(
                 [

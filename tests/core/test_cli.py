@@ -53,9 +53,7 @@ def with_toy(monkeypatch):
 
 def test_run_set_and_report(with_toy, tmp_path):
     out = tmp_path / "r"
-    res = runner.invoke(
-        cli.app, ["run", "toy", "--preset", "smoke", "--set", "n=40", "--out", str(out)]
-    )
+    res = runner.invoke(cli.app, ["run", "toy", "--preset", "smoke", "--set", "n=40", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads((out / "results.json").read_text())["config"]["n"] == 40
     (out / "report.md").unlink()

@@ -69,9 +69,7 @@ def test_nystrom_error_shrinks_with_more_landmarks():
     errs = [
         float(
             (
-                nystrom_laplacian_attention(
-                    q, k, v, m, 4.0, ns_iters=60, reg=1e-8, normalization="none"
-                )
+                nystrom_laplacian_attention(q, k, v, m, 4.0, ns_iters=60, reg=1e-8, normalization="none")
                 - exact
             ).norm()
             / exact.norm()
@@ -95,9 +93,7 @@ def test_landmark_pool_pads_uneven_lengths():
     # 10 tokens, 4 landmarks: segments of 3 → [0,1,2], [3,4,5], [6,7,8], [9]
     assert landmark_pool(x, 4).flatten().tolist() == [1.0, 4.0, 7.0, 9.0]
     assert landmark_pool(x, 5).flatten().tolist() == [0.5, 2.5, 4.5, 6.5, 8.5]
-    with pytest.raises(
-        ValueError, match=r"landmarks \(11\) must not exceed the number of tokens \(10\)"
-    ):
+    with pytest.raises(ValueError, match=r"landmarks \(11\) must not exceed the number of tokens \(10\)"):
         landmark_pool(x, 11)
 
 
@@ -126,9 +122,7 @@ def test_drop_in_block_forward_backward(cls):
     assert y.shape == x.shape and torch.isfinite(y).all()
     y.square().mean().backward()
     assert all(
-        p.grad is not None and torch.isfinite(p.grad).all()
-        for p in block.parameters()
-        if p.requires_grad
+        p.grad is not None and torch.isfinite(p.grad).all() for p in block.parameters() if p.requires_grad
     )
 
 
@@ -159,9 +153,7 @@ def test_laplacian_grid_path_and_errors():
     assert attn(torch.randn(1, 49, 32), hw=(7, 7)).shape == (1, 49, 32)
     with pytest.raises(ValueError, match="does not match 49 tokens"):
         attn(torch.randn(1, 49, 32), hw=(6, 8))
-    with pytest.raises(
-        ValueError, match=r"landmarks \(8\) must not exceed the number of tokens \(5\)"
-    ):
+    with pytest.raises(ValueError, match=r"landmarks \(8\) must not exceed the number of tokens \(5\)"):
         attn(torch.randn(1, 5, 32))
     with pytest.raises(ValueError, match="non-finite"):
         attn(torch.full((1, 10, 32), float("nan")))

@@ -67,10 +67,7 @@ def test_triton_backward_is_bitwise_repeatable():
     q = torch.randn(2, 40, 16, device=dev, requires_grad=True)
     k = torch.randn(2, 24, 16, device=dev, requires_grad=True)
     grad = torch.randn(2, 40, 24, device=dev)
-    runs = [
-        torch.autograd.grad(laplace_kernel(q, k, 4.0, use_triton=True), (q, k), grad)
-        for _ in range(3)
-    ]
+    runs = [torch.autograd.grad(laplace_kernel(q, k, 4.0, use_triton=True), (q, k), grad) for _ in range(3)]
     for other in runs[1:]:
         assert all(torch.equal(a, b) for a, b in zip(runs[0], other, strict=True))
 

@@ -54,16 +54,12 @@ def test_training_resumes_from_checkpoint_bitwise(tmp_path):
     resumed_model = model()
     resumed = train_classifier(resumed_model, task, cfg, seed=0, checkpoint=ckpt)
     assert resumed["test_acc"] == full["test_acc"] and resumed["train_loss"] == full["train_loss"]
-    for a, b in zip(
-        straight.state_dict().values(), resumed_model.state_dict().values(), strict=True
-    ):
+    for a, b in zip(straight.state_dict().values(), resumed_model.state_dict().values(), strict=True):
         assert torch.equal(a, b)
 
 
 def test_scaling_memory_is_linear_for_laplacian():
-    pts = measure_scaling(
-        ("laplacian",), (128, 256, 512, 1024), dim=32, heads=2, landmarks=8, repeats=1
-    )
+    pts = measure_scaling(("laplacian",), (128, 256, 512, 1024), dim=32, heads=2, landmarks=8, repeats=1)
     exp = growth_exponent(pts, "laplacian")
     assert 0.85 < exp < 1.15, exp
 

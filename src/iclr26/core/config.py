@@ -71,8 +71,7 @@ def convert_value(field: str, raw: str, tp: Any) -> Any:
             if str(a) == raw:
                 return a
         raise ConfigError(
-            f"field {field!r}: {raw!r} is not allowed; choose one of "
-            + ", ".join(repr(a) for a in allowed)
+            f"field {field!r}: {raw!r} is not allowed; choose one of " + ", ".join(repr(a) for a in allowed)
         )
     if origin in (Union, types.UnionType):
         args = get_args(tp)
@@ -135,8 +134,7 @@ def convert_value(field: str, raw: str, tp: Any) -> Any:
             if raw in (m.name, str(m.value)):
                 return m
         raise ConfigError(
-            f"field {field!r}: {raw!r} is not allowed; choose one of "
-            + ", ".join(m.name for m in tp)
+            f"field {field!r}: {raw!r} is not allowed; choose one of " + ", ".join(m.name for m in tp)
         )
     raise ConfigError(f"field {field!r}: type {_type_name(tp)} cannot be set from the command line")
 
@@ -157,8 +155,7 @@ def apply_overrides(config: C, overrides: Mapping[str, str]) -> C:
         head, dot, rest = key.partition(".")
         if head not in fields:
             raise ConfigError(
-                f"{type(config).__name__} has no field {head!r}; fields are: "
-                + ", ".join(sorted(fields))
+                f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
             )
         if dot:
             if not dataclasses.is_dataclass(getattr(config, head)):

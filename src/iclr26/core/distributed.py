@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 T = TypeVar("T")
+CPU = torch.device("cpu")
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class DistInfo:
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
-    device: torch.device = torch.device("cpu")
+    device: torch.device = CPU
 
     @property
     def is_main(self) -> bool:

@@ -53,9 +53,7 @@ def progress_task(
     yield advance
 
 
-def track(
-    console: Console, iterable: Iterable[T], description: str, total: int | None = None
-) -> Iterator[T]:
+def track(console: Console, iterable: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate over `iterable` showing progress (`total` defaults to `len(iterable)`)."""
     if total is None:
         total = len(iterable)  # type: ignore[arg-type]

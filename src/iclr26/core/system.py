@@ -46,15 +46,11 @@ class RunContext:
         """Print one line of progress commentary."""
         self.console.print(message, highlight=False)
 
-    def track(
-        self, iterable: Iterable[T], description: str, total: int | None = None
-    ) -> Iterator[T]:
+    def track(self, iterable: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
         """Iterate with a progress bar (or log lines when not on a terminal)."""
         return track(self.console, iterable, description, total)
 
-    def progress(
-        self, description: str, total: int
-    ) -> AbstractContextManager[Callable[[int], None]]:
+    def progress(self, description: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
         """A context yielding `advance(n=1)` for work that is not a simple loop."""
         return progress_task(self.console, description, total)
 
@@ -92,7 +88,6 @@ class System:
         """The preset's config with `--set` overrides applied (errors name the field)."""
         if preset not in self.presets:
             raise ConfigError(
-                f"system {self.name!r} has no preset {preset!r}; presets are: "
-                + ", ".join(self.presets)
+                f"system {self.name!r} has no preset {preset!r}; presets are: " + ", ".join(self.presets)
             )
         return apply_overrides(self.presets[preset], overrides or {})

@@ -131,9 +131,7 @@ class LaplacianAttention(nn.Module):
         if lam <= 0 or not math.isfinite(lam):
             raise ValueError(f"lam (λ) must be a positive number, got {lam}")
         if normalization not in NORMALIZATIONS:
-            raise ValueError(
-                f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}"
-            )
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
         if local_conv < 0 or (local_conv and local_conv % 2 == 0):
             raise ValueError(f"local_conv must be 0 or an odd kernel size, got {local_conv}")
         self.dim, self.heads, self.landmarks = dim, heads, landmarks
@@ -142,9 +140,7 @@ class LaplacianAttention(nn.Module):
         self.to_qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.to_out = nn.Linear(dim, dim)
         self.conv = (
-            nn.Conv2d(dim, dim, local_conv, padding=local_conv // 2, groups=dim)
-            if local_conv
-            else None
+            nn.Conv2d(dim, dim, local_conv, padding=local_conv // 2, groups=dim) if local_conv else None
         )
 
     def _local(self, v: torch.Tensor, hw: tuple[int, int] | None) -> torch.Tensor:
@@ -168,9 +164,7 @@ class LaplacianAttention(nn.Module):
                 f"landmarks ({self.landmarks}) must not exceed the number of tokens ({n}); "
                 "lower `landmarks` or use exact=True"
             )
-        q, k, v = rearrange(
-            self.to_qkv(x), "b n (three h d) -> three b h n d", three=3, h=self.heads
-        )
+        q, k, v = rearrange(self.to_qkv(x), "b n (three h d) -> three b h n d", three=3, h=self.heads)
         if self.exact:
             y = exact_laplacian_attention(q, k, v, self.lam, self.normalization)
         else:

@@ -34,9 +34,7 @@ def check_dims(dim: int, heads: int) -> int:
 def check_input(x: torch.Tensor, dim: int) -> None:
     """x must be (B, N, dim) and finite."""
     if x.ndim != 3 or x.shape[-1] != dim:
-        raise ValueError(
-            f"attention expects x of shape (batch, tokens, {dim}), got {tuple(x.shape)}"
-        )
+        raise ValueError(f"attention expects x of shape (batch, tokens, {dim}), got {tuple(x.shape)}")
     if not torch.isfinite(x).all():
         raise ValueError("attention input has non-finite values (NaN or inf)")
 

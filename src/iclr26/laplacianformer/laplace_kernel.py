@@ -25,16 +25,12 @@ def l1_distance_reference(q: torch.Tensor, k: torch.Tensor, chunk: int = 256) ->
     return torch.cat(out, dim=-2)
 
 
-def laplace_kernel_reference(
-    q: torch.Tensor, k: torch.Tensor, lam: float | torch.Tensor
-) -> torch.Tensor:
+def laplace_kernel_reference(q: torch.Tensor, k: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     """exp(−‖q_i − k_j‖₁ / λ) in plain PyTorch (broadcast |q − k|); autograd gives gradients."""
     return torch.exp(-l1_distance_reference(q, k) / lam)
 
 
-def laplace_kernel_cdist(
-    q: torch.Tensor, k: torch.Tensor, lam: float | torch.Tensor
-) -> torch.Tensor:
+def laplace_kernel_cdist(q: torch.Tensor, k: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     """The same kernel through `torch.cdist(p=1)`: the fast CPU path (5x the broadcast one)."""
     return torch.exp(-torch.cdist(q, k, p=1) / lam)
 
@@ -63,9 +59,7 @@ def laplace_kernel(
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k need the same feature size, got {q.shape[-1]} and {k.shape[-1]}")
     if q.shape[:-2] != k.shape[:-2]:
-        raise ValueError(
-            f"q and k need the same batch dims, got {tuple(q.shape)} and {tuple(k.shape)}"
-        )
+        raise ValueError(f"q and k need the same batch dims, got {tuple(q.shape)} and {tuple(k.shape)}")
     if isinstance(lam, float | int) and lam <= 0:
         raise ValueError(f"lam (λ) must be positive, got {lam}")
     if not _use_triton(q, use_triton):

@@ -69,9 +69,7 @@ def newton_schulz_inverse(
     (`on_fail="warn"`) or raises (`on_fail="raise"`), naming the iterations and the residual.
     """
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(
-            f"newton_schulz_inverse needs square matrices (..., m, m), got {tuple(a.shape)}"
-        )
+        raise ValueError(f"newton_schulz_inverse needs square matrices (..., m, m), got {tuple(a.shape)}")
     if iters < 1:
         raise ValueError(f"iters must be >= 1, got {iters}")
     if on_fail not in ("warn", "raise"):

@@ -60,11 +60,12 @@ def measure_scaling(
     landmarks: int = 16,
     batch: int = 1,
     repeats: int = 3,
-    device: torch.device = torch.device("cpu"),
+    device: torch.device | None = None,
     dtype: torch.dtype = torch.float32,
     on_point: Callable[[int], None] | None = None,
 ) -> list[ScalingPoint]:
     """Median fwd+bwd time and saved-activation memory for each kind at each length."""
+    device = device or torch.device("cpu")
     points = []
     for n in lengths:
         mods = {}
@@ -94,9 +95,7 @@ def measure_scaling(
                 mem[kind] = (nbytes, peak)
         for kind in kinds:
             ts = sorted(times[kind])
-            points.append(
-                ScalingPoint(kind, n, 1e3 * ts[len(ts) // 2], mem[kind][0] / 2**20, mem[kind][1])
-            )
+            points.append(ScalingPoint(kind, n, 1e3 * ts[len(ts) // 2], mem[kind][0] / 2**20, mem[kind][1]))
             if on_point:
                 on_point(1)
     return points

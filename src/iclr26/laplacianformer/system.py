@@ -55,9 +55,7 @@ class LaplacianFormerConfig:
         if bad or not self.attentions:
             raise ValueError(f"attentions: unknown {bad}; choose from {ATTENTION_KINDS}")
         if self.normalization not in ("injective", "row", "none"):
-            raise ValueError(
-                f"normalization must be injective, row or none, got {self.normalization!r}"
-            )
+            raise ValueError(f"normalization must be injective, row or none, got {self.normalization!r}")
         if self.seeds < 1 or self.threads < 1:
             raise ValueError(f"seeds and threads must be >= 1, got {self.seeds}, {self.threads}")
         if self.dim % self.heads or self.scaling_dim % self.heads:
@@ -102,9 +100,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
     )
     results_dir = ctx.out_dir / "train"
     results_dir.mkdir(exist_ok=True)
-    jobs = [
-        (t, a, cfg.seed + s) for t in cfg.tasks for a in cfg.attentions for s in range(cfg.seeds)
-    ]
+    jobs = [(t, a, cfg.seed + s) for t in cfg.tasks for a in cfg.attentions for s in range(cfg.seeds)]
     results: dict[tuple[str, str, int], dict] = {}
     params: dict[tuple[str, str], int] = {}
     with ctx.progress("training (epochs)", total=len(jobs) * cfg.epochs) as advance:
@@ -147,9 +143,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
             per_task.append(m)
             row += [m, sd]
         mean_acc[kind] = statistics.fmean(per_task)
-        secs = [
-            results[(t, kind, cfg.seed + s)]["train_s"] for t in cfg.tasks for s in range(cfg.seeds)
-        ]
+        secs = [results[(t, kind, cfg.seed + s)]["train_s"] for t in cfg.tasks for s in range(cfg.seeds)]
         rows.append([*row, mean_acc[kind], statistics.fmean(secs)])
     acc_table = Table(
         f"Test accuracy ({cfg.seeds} seeds, mean and sd; same ViT, optimiser and budget)",
@@ -228,9 +222,7 @@ def _scaling_figure(points, cfg: LaplacianFormerConfig, ctx: RunContext) -> str:
         xs = [p.tokens for p in pts]
         axes[0].plot(xs, [p.ms for p in pts], marker="o", label=kind)
         axes[1].plot(xs, [p.saved_mib for p in pts], marker="o", label=kind)
-    for ax, ylabel in zip(
-        axes, ["forward+backward ms", "activations saved for backward (MiB)"], strict=True
-    ):
+    for ax, ylabel in zip(axes, ["forward+backward ms", "activations saved for backward (MiB)"], strict=True):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("tokens")

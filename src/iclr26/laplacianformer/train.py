@@ -27,9 +27,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(
-                f"epochs and batch_size must be >= 1, got {self.epochs}, {self.batch_size}"
-            )
+            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs}, {self.batch_size}")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
@@ -71,7 +69,7 @@ def train_classifier(
     cfg: TrainConfig,
     *,
     seed: int,
-    device: torch.device = torch.device("cpu"),
+    device: torch.device | None = None,
     checkpoint: Path | None = None,
     on_epoch: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
@@ -80,6 +78,7 @@ def train_classifier(
     With `checkpoint`, state (model, optimiser, schedule, RNG, epoch) is saved after every epoch
     and a later call with the same path continues from the last finished epoch.
     """
+    device = device or torch.device("cpu")
     model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = -(-len(task.x_train) // cfg.batch_size)

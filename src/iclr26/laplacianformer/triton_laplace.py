@@ -225,7 +225,5 @@ class LaplaceKernelFunction(torch.autograd.Function):
         dlam = None
         if ctx.needs_input_grad[2]:
             # ∂K/∂λ = K·D/λ² with D = −λ log K  ⇒  ∂L/∂λ = −Σ G·K log K / λ
-            dlam = (-(grad.float() * torch.xlogy(kmat.float(), kmat.float())).sum() / lam).to(
-                lam.dtype
-            )
+            dlam = (-(grad.float() * torch.xlogy(kmat.float(), kmat.float())).sum() / lam).to(lam.dtype)
         return dq, dk, dlam

@@ -76,15 +76,11 @@ class VisionTransformer(nn.Module):
         self.grid = (image_size // patch, image_size // patch)
         tokens = self.grid[0] * self.grid[1]
         if attention != "softmax" and landmarks > tokens:
-            raise ValueError(
-                f"landmarks ({landmarks}) > tokens ({tokens}) for {image_size}/{patch}"
-            )
+            raise ValueError(f"landmarks ({landmarks}) > tokens ({tokens}) for {image_size}/{patch}")
         self.embed = nn.Conv2d(channels, dim, patch, stride=patch)
         self.pos = nn.Parameter(torch.randn(1, tokens, dim) * 0.02)
         self.blocks = nn.ModuleList(
-            Block(
-                dim, make_attention(attention, dim, heads, landmarks, **attn_kw), mlp_ratio, dropout
-            )
+            Block(dim, make_attention(attention, dim, heads, landmarks, **attn_kw), mlp_ratio, dropout)
             for _ in range(depth)
         )
         self.norm = nn.LayerNorm(dim)

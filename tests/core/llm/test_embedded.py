@@ -33,9 +33,7 @@ def test_greedy_logprobs_are_the_argmax(smollm2):
     assert c.logprobs and len(c.logprobs) == c.usage["completion_tokens"]
     for t in c.logprobs:
         assert t.logprob <= 0
-        assert len(t.top) == 3 and [v for _, v in t.top] == sorted(
-            (v for _, v in t.top), reverse=True
-        )
+        assert len(t.top) == 3 and [v for _, v in t.top] == sorted((v for _, v in t.top), reverse=True)
         assert t.top[0][0] == t.token and t.top[0][1] == pytest.approx(t.logprob)
     assert "".join(t.token for t in c.logprobs) == c.text
 

@@ -97,9 +97,7 @@ def validate_request(
         if not isinstance(m, dict) or "role" not in m or "content" not in m:
             raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content', got {m!r}")
         if m["role"] not in ("system", "user", "assistant"):
-            raise ValueError(
-                f"messages[{i}]['role'] must be system/user/assistant, got {m['role']!r}"
-            )
+            raise ValueError(f"messages[{i}]['role'] must be system/user/assistant, got {m['role']!r}")
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
     if temperature < 0:
@@ -148,9 +146,7 @@ def build_payload(
     return body
 
 
-def parse_response(
-    data: dict[str, Any], backend: str, top_logprobs: int | None = None
-) -> list[Completion]:
+def parse_response(data: dict[str, Any], backend: str, top_logprobs: int | None = None) -> list[Completion]:
     """Completions from an OpenAI chat-completion response body (alternatives cut to
     `top_logprobs` when given)."""
     if "error" in data:
@@ -173,8 +169,7 @@ def parse_response(
                     token=t["token"],
                     logprob=float(t["logprob"]),
                     top=tuple(
-                        (a["token"], float(a["logprob"]))
-                        for a in t.get("top_logprobs", [])[:top_logprobs]
+                        (a["token"], float(a["logprob"])) for a in t.get("top_logprobs", [])[:top_logprobs]
                     ),
                 )
                 for t in content_lp

@@ -48,9 +48,7 @@ def smollm2_hf_dir(cache_dir: Path | None = None) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".convert-"))
     try:
         tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        loaded = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-        )
+        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         # transformers marks a GGUF-loaded model as quantized and refuses to save it: copy the
         # dequantized weights into a plain model built from the same config.
         config = loaded.config

@@ -104,8 +104,7 @@ class OpenAIChatModel:
                 continue
             if resp.status_code != 200:
                 raise LLMError(
-                    f"{self.url}: HTTP {resp.status_code} after {attempt + 1} tries: "
-                    f"{resp.text[:300]}"
+                    f"{self.url}: HTTP {resp.status_code} after {attempt + 1} tries: {resp.text[:300]}"
                 )
             try:
                 return resp.json()

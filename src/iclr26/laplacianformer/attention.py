@@ -85,7 +85,9 @@ def nystrom_laplacian_attention(
     w = laplace_kernel(q_l, k_l, lam)  # κ(Q̃, K̃)   m × m
     c_k = laplace_kernel(q_l, k, lam)  # κ(Q̃, K)   m × N
     eye = torch.eye(landmarks, device=w.device, dtype=w.dtype)
-    w_inv = newton_schulz_inverse(w + reg * eye, ns_iters, tol=ns_tol)  # NS⁻¹(W + εI)
+    # NS⁻¹(W + εI), in at least fp32 whatever the activations' dtype (bf16 cannot invert)
+    w32 = (w + reg * eye).to(torch.promote_types(w.dtype, torch.float32))
+    w_inv = newton_schulz_inverse(w32, ns_iters, tol=ns_tol).to(w.dtype)
     if normalization == "row":
         num = c_q @ (w_inv @ (c_k @ v))
         den = c_q @ (w_inv @ c_k.sum(-1, keepdim=True))

@@ -168,7 +168,14 @@ def get_system(name: str) -> System:
     paper = by_name[name]
     if importlib.util.find_spec(f"iclr26.{name}") is None:
         return _planned(paper)
-    module = importlib.import_module(f"iclr26.{name}")
+    try:
+        module = importlib.import_module(f"iclr26.{name}")
+    except ModuleNotFoundError as e:
+        # an implemented system whose optional dependencies are not installed
+        why = f"needs {e.name!r}: pip install 'iclr26[all]' (or run `make demo`)"
+        return System(
+            name=paper.name, number=paper.number, title=paper.title, claim=paper.claim, unavailable=why
+        )
     system = getattr(module, "SYSTEM", None)
     if system is None:
         return _planned(paper)

@@ -37,8 +37,9 @@ def list_systems() -> None:
     for col in ("#", "name", "status", "paper", "claim"):
         table.add_column(col, overflow="fold")
     for s in all_systems():
-        colour = "green" if s.status == "implemented" else "yellow"
-        table.add_row(str(s.number), s.name, f"[{colour}]{s.status}[/]", s.title, s.claim)
+        colour = {"implemented": "green", "planned": "yellow"}.get(s.status, "red")
+        status = s.status if not s.unavailable else f"{s.status} ({s.unavailable})"
+        table.add_row(str(s.number), s.name, f"[{colour}]{status}[/]", s.title, s.claim)
     console.print(table)
 
 

@@ -42,6 +42,8 @@ def run_system(
     resume from the checkpoints it left there. An exception or Ctrl-C still writes a record
     (status `failed`/`interrupted`) before it propagates.
     """
+    if system.unavailable:
+        raise SystemNotImplemented(f"system {system.name!r} is unavailable here: {system.unavailable}")
     if system.run is None:
         raise SystemNotImplemented(
             f"system {system.name!r} is {system.status}: it is listed in the catalog but not "

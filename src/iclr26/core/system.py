@@ -69,6 +69,7 @@ class System:
     presets: Mapping[str, Any] = field(default_factory=dict)
     run: RunFn | None = None
     readme: str = ""
+    unavailable: str = ""  # why an implemented system cannot load here (a missing extra)
 
     def __post_init__(self) -> None:
         if self.run is not None:
@@ -80,8 +81,11 @@ class System:
                     raise TypeError(f"system {self.name!r}: preset {p!r} must be a config instance")
 
     @property
-    def status(self) -> Literal["implemented", "planned"]:
-        """`implemented` when the system has a `run`, else `planned`."""
+    def status(self) -> Literal["implemented", "planned", "unavailable"]:
+        """`implemented` when the system has a `run`, `unavailable` when it cannot be imported
+        here (a missing optional dependency), else `planned`."""
+        if self.unavailable:
+            return "unavailable"
         return "implemented" if self.run is not None else "planned"
 
     def config(self, preset: str = "demo", overrides: Mapping[str, str] | None = None) -> Any:

@@ -36,6 +36,7 @@ class LaplacianFormerConfig:
     lam: float = 4.0  # λ of exp(−‖q−k‖₁/λ)
     ns_iters: int = 20  # Newton–Schulz iterations
     normalization: str = "injective"  # LaplacianAttention's feature map: injective | row | none
+    local_conv: int = 3  # LaplacianAttention's depthwise conv on V (0: off)
     epochs: int = 20
     batch_size: int = 64
     lr: float = 5e-3
@@ -72,7 +73,12 @@ def build_model(cfg: LaplacianFormerConfig, kind: str, image_size: int, patch: i
     """The ViT for one (attention kind, task) with the config's shared settings."""
     kw = {}
     if kind == "laplacian":
-        kw = {"lam": cfg.lam, "ns_iters": cfg.ns_iters, "normalization": cfg.normalization}
+        kw = {
+            "lam": cfg.lam,
+            "ns_iters": cfg.ns_iters,
+            "normalization": cfg.normalization,
+            "local_conv": cfg.local_conv,
+        }
     return VisionTransformer(
         image_size,
         patch,

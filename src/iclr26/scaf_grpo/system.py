@@ -1,0 +1,240 @@
+"""The `scaf_grpo` system: pretrain a character transformer on easy arithmetic, show the
+learning cliff on hard levels, then vanilla GRPO vs Scaf-GRPO under the same rollout budget."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core.records import save_figure
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
+from iclr26.rlvr.model import CharTransformer, ModelConfig
+from iclr26.rlvr.sft import SFTConfig, pretrain
+from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, make_problems
+from iclr26.rlvr.tokenizer import CharTokenizer
+from iclr26.scaf_grpo.hints import TIERS, pretraining_hint
+from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
+
+METHODS = ("grpo", "scaf_grpo")
+
+
+@dataclass(frozen=True)
+class ScafGRPOConfig:
+    """Everything the run uses; defaults are the `demo` preset."""
+
+    seed: int = 0
+    seeds: int = 1  # independent RL seeds (the pretrained model is shared)
+    task: str = "addition"
+    dim: int = 128
+    layers: int = 3
+    heads: int = 4
+    max_len: int = 192
+    sft_steps: int = 600
+    sft_batch: int = 64
+    sft_levels: tuple[int, ...] = (1, 2, 3)
+    hint_prob: float = 0.5  # share of pretraining examples that carry a random hint line
+    rl_steps: int = 60
+    questions_per_step: int = 8
+    group_size: int = 8
+    lr: float = 3e-4
+    max_new_tokens: int = 64
+    loss_type: str = "grpo"
+    train_levels: tuple[int, ...] = (4,)  # past the cliff
+    warmup_steps: int = 10  # guidance exemption (the release uses 50 at its scale)
+    tiers: tuple[str, ...] = TIERS
+    graft: bool = False
+    eval_levels: tuple[int, ...] = (1, 2, 3, 4, 5)
+    eval_problems: int = 48
+    eval_k: int = 8
+    device: str = "cpu"
+    threads: int = 2
+
+    def __post_init__(self) -> None:
+        if self.task not in GENERATORS:
+            raise ValueError(f"task must be one of {tuple(GENERATORS)}, got {self.task!r}")
+        for name in ("sft_levels", "train_levels", "eval_levels"):
+            lv = getattr(self, name)
+            if not lv or any(not 1 <= x <= MAX_LEVEL for x in lv):
+                raise ValueError(f"{name} must be non-empty levels in 1..{MAX_LEVEL}, got {lv}")
+        bad = [t for t in self.tiers if t not in TIERS]
+        if bad:
+            raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2, got {self.group_size}")
+        if self.seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
+
+
+def _evaluate(trainer: GRPOTrainer, cfg: ScafGRPOConfig, seed: int) -> dict[int, dict[str, float]]:
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    out = {}
+    for level in cfg.eval_levels:
+        probs = make_problems(cfg.task, level, cfg.eval_problems, seed=99_000 + level)  # held out
+        out[level] = trainer.evaluate(probs, cfg.eval_k, gen)
+    return out
+
+
+def _train(
+    method: str, base: CharTransformer, tok: CharTokenizer, cfg: ScafGRPOConfig, seed: int,
+    ctx: RunContext, advance,
+) -> tuple[GRPOTrainer, list[dict], dict]:
+    model = copy.deepcopy(base)
+    gcfg = GRPOConfig(group_size=cfg.group_size, questions_per_step=cfg.questions_per_step, lr=cfg.lr,
+                      max_new_tokens=cfg.max_new_tokens, loss_type=cfg.loss_type)
+    trainer = GRPOTrainer(model, tok, gcfg)
+    scaffold = None
+    if method == "scaf_grpo":
+        scaffold = Scaffold(tok, trainer.sample, ScafConfig(cfg.warmup_steps, cfg.tiers, cfg.graft))
+        trainer.guide = scaffold
+    ckpt = ctx.checkpoint_dir / f"{method}-s{seed}.pt"
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    history: list[dict] = []
+    if ckpt.exists():
+        st = torch.load(ckpt, weights_only=False)
+        trainer.load_state_dict(st["trainer"])
+        gen.set_state(st["gen"])
+        rng.bit_generator.state = st["rng"]
+        history = st["history"]
+        if scaffold is not None:
+            scaffold.rungs_used.update(st["rungs"])
+            scaffold.failed_ladders = st["failed"]
+        advance(len(history))
+    while trainer.step_idx < cfg.rl_steps:
+        level = cfg.train_levels[int(rng.integers(len(cfg.train_levels)))]
+        problems = [GENERATORS[cfg.task](level, rng) for _ in range(cfg.questions_per_step)]
+        history.append(trainer.step(problems, gen))
+        advance(1)
+        if trainer.step_idx % 10 == 0 or trainer.step_idx == cfg.rl_steps:
+            torch.save({"trainer": trainer.state_dict(), "gen": gen.get_state(), "rng": rng.bit_generator.state,
+                        "history": history,
+                        "rungs": dict(scaffold.rungs_used) if scaffold else {},
+                        "failed": scaffold.failed_ladders if scaffold else 0}, ckpt)
+    extra = {"rungs": dict(scaffold.rungs_used) if scaffold else {},
+             "failed_ladders": scaffold.failed_ladders if scaffold else 0}
+    return trainer, history, extra
+
+
+def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
+    """Pretrain, measure the cliff, train both methods, evaluate, tabulate, plot."""
+    torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    set_seed(cfg.seed)
+    tok = CharTokenizer()
+    base = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len)).to(device)
+    sft_cfg = SFTConfig(steps=cfg.sft_steps, batch_size=cfg.sft_batch, tasks=(cfg.task,),
+                        levels=cfg.sft_levels, seed=cfg.seed)
+    p = cfg.hint_prob
+    with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:
+        ck = ctx.checkpoint_dir / "sft.pt"
+        done = 0
+        if ck.exists():
+            done = torch.load(ck, weights_only=False)["step"]
+            advance(done) if done else None
+        sft = pretrain(base, tok, sft_cfg, hint_sampler=lambda pr, r: pretraining_hint(pr, r, p),
+                       checkpoint=ck, on_step=advance)
+    ctx.log(f"pretrained {sum(x.numel() for x in base.parameters()):,} parameters, final loss {sft['loss']:.3f}")
+    base_trainer = GRPOTrainer(base, tok, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
+    cliff = _evaluate(base_trainer, cfg, cfg.seed)
+    k = cfg.eval_k
+    tables = [Table(
+        f"The learning cliff: the pretrained policy (levels {list(cfg.sft_levels)} seen in pretraining)",
+        ["level (digits)", "pass@1", f"pass@{k}", "greedy"],
+        [[lv, r["pass@1"], r[f"pass@{k}"], r["greedy"]] for lv, r in cliff.items()],
+        caption=f"{cfg.eval_problems} held-out {cfg.task} problems per level, {k} samples at temperature 1.",
+    )]
+    results: dict[str, list[dict]] = {m: [] for m in METHODS}
+    histories: dict[str, list[list[dict]]] = {m: [] for m in METHODS}
+    extras: dict[str, list[dict]] = {m: [] for m in METHODS}
+    with ctx.progress("RL (steps)", total=len(METHODS) * cfg.seeds * cfg.rl_steps) as advance:
+        for s in range(cfg.seeds):
+            seed = cfg.seed + s
+            for method in METHODS:
+                done = ctx.out_dir / "rl" / f"{method}-s{seed}.json"
+                if done.exists():
+                    rec = json.loads(done.read_text())
+                    advance(cfg.rl_steps)
+                else:
+                    trainer, hist, extra = _train(method, base, tok, cfg, seed, ctx, advance)
+                    ev = {str(lv): r for lv, r in _evaluate(trainer, cfg, seed).items()}
+                    rec = {"eval": ev, "history": hist, "extra": extra}
+                    done.parent.mkdir(exist_ok=True)
+                    done.write_text(json.dumps(rec))
+                results[method].append(rec["eval"])
+                histories[method].append(rec["history"])
+                extras[method].append(rec["extra"])
+                hard = [rec["eval"][str(lv)]["pass@1"] for lv in cfg.train_levels]
+                ctx.log(f"{method} seed {seed}: pass@1 on train levels {float(np.mean(hard)):.3f}")
+
+    rows = []
+    for method in METHODS:
+        for lv in cfg.eval_levels:
+            vals = {key: [r[str(lv)][key] for r in results[method]] for key in ("pass@1", f"pass@{k}", "greedy")}
+            rows.append([method, lv, *(float(np.mean(v)) for v in vals.values()),
+                         float(np.std(vals["pass@1"])) if cfg.seeds > 1 else None])
+    tables.append(Table(
+        f"After {cfg.rl_steps} RL steps on level(s) {list(cfg.train_levels)} "
+        f"({cfg.questions_per_step}×{cfg.group_size} rollouts per step), mean over {cfg.seeds} seed(s)",
+        ["method", "level", "pass@1", f"pass@{k}", "greedy", "pass@1 sd"], rows,
+    ))
+    summ = []
+    for method in METHODS:
+        hs = [h for run_h in histories[method] for h in run_h]
+        rungs: dict[str, int] = {}
+        for e in extras[method]:
+            for key, v in e["rungs"].items():
+                rungs[key] = rungs.get(key, 0) + v
+        summ.append([
+            method,
+            float(np.mean([h["reward"] for h in hs])),
+            float(np.mean([h["frac_zero_std"] for h in hs])),
+            float(np.mean([h["frac_zero_std_after_guide"] for h in hs])),
+            int(sum(h["guided"] for h in hs)),
+            ", ".join(f"{key}:{v}" for key, v in sorted(rungs.items())) or "—",
+        ])
+    tables.append(Table(
+        "Training: mean rollout reward, share of zero-variance groups (before/after guidance), hinted "
+        "replacements and the rungs that earned them",
+        ["method", "reward", "zero-std before", "zero-std after", "hinted", "rungs used"], summ,
+    ))
+    figures = [_curves(histories, cfg, ctx)]
+    hard_p1 = {m: float(np.mean([r[str(lv)]["pass@1"] for r in results[m] for lv in cfg.train_levels]))
+               for m in METHODS}
+    claim = ClaimCheck(f"pass@1 on level(s) {list(cfg.train_levels)}", "scaf_grpo", hard_p1["scaf_grpo"],
+                       "grpo", hard_p1["grpo"])
+    return Report(tables=tables, figures=figures, claim_check=claim)
+
+
+def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: RunContext) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for method, runs in histories.items():
+        for i, hist in enumerate(runs):
+            steps = [h["step"] for h in hist]
+            lab = method if i == 0 else None
+            axes[0].plot(steps, _smooth([h["reward"] for h in hist]), label=lab,
+                         color="C0" if method == "grpo" else "C1", alpha=0.8)
+            axes[1].plot(steps, _smooth([h["frac_zero_std"] for h in hist]), label=lab,
+                         color="C0" if method == "grpo" else "C1", alpha=0.8)
+    axes[0].set_ylabel("mean rollout reward (plain prompts)")
+    axes[1].set_ylabel("fraction of zero-variance groups")
+    for ax in axes:
+        ax.set_xlabel("RL step")
+        ax.axvline(cfg.warmup_steps, color="gray", ls=":", lw=1)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.suptitle(f"{cfg.task}, level(s) {list(cfg.train_levels)}: dotted line = end of guidance warm-up")
+    return save_figure(fig, ctx.out_dir, "training_curves")
+
+
+def _smooth(xs: list[float], w: int = 5) -> list[float]:
+    return [float(np.mean(xs[max(0, i - w + 1) : i + 1])) for i in range(len(xs))]

@@ -1,0 +1,128 @@
+import numpy as np
+import pytest
+import torch
+
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout, group_advantages, grpo_loss
+from iclr26.rlvr.model import CharTransformer, ModelConfig, token_logprobs
+from iclr26.rlvr.tasks import make_problems
+from iclr26.rlvr.tokenizer import CharTokenizer
+from iclr26.scaf_grpo.hints import LEVELS, TIERS, hint_ladder, hint_text, pretraining_hint
+from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
+
+
+@pytest.mark.parametrize("task", ["addition", "multiplication"])
+def test_hint_tiers_are_monotone_in_information(task):
+    p = make_problems(task, 6, 1, seed=2)[0]
+    for tier in TIERS:
+        texts = [hint_text(p, tier, lv) for lv in LEVELS]
+        for a, b in zip(texts, texts[1:], strict=False):
+            assert b.startswith(a) and len(b) >= len(a)  # cumulative parts
+    # the last solution rung holds every scratchpad line (all but the answer line)
+    assert hint_text(p, "solution", 4).split(";") == list(p.steps)
+    assert p.answer not in hint_text(p, "knowledge", 4)
+    ranks = [h.rank for h in hint_ladder(p)]
+    assert ranks == sorted(ranks) == list(range(12))
+    assert [h.tier for h in hint_ladder(p, ("knowledge", "solution"))][4] == "solution"
+    with pytest.raises(ValueError, match="tier must be one of"):
+        hint_text(p, "oracle", 1)
+
+
+def test_pretraining_hints_follow_probability():
+    p = make_problems("addition", 3, 1, 0)[0]
+    rng = np.random.default_rng(0)
+    hints = [pretraining_hint(p, rng, 0.3) for _ in range(2000)]
+    assert 0.25 < np.mean([h is not None for h in hints]) < 0.35
+
+
+def _setup():
+    torch.manual_seed(0)
+    tok = CharTokenizer()
+    model = CharTransformer(ModelConfig(tok.vocab_size, 32, 1, 2, 128))
+    return tok, model
+
+
+def _scripted_sampler(tok, answers_from_rung: int, problem):
+    """A scripted stand-in for the policy (a test double, not an LLM): it solves the problem
+    only when the prompt carries a hint of rank >= answers_from_rung."""
+    ladder = hint_ladder(problem)
+
+    def sample(prompts, gen):
+        out = []
+        for ids in prompts:
+            text = tok.decode(ids)
+            rank = next(h.rank for h in ladder if f"H:{h.text}\n" in text)
+            body = problem.solution if rank >= answers_from_rung else "A:0\n"
+            out.append(tok.encode(body, eos=True))
+        return out
+
+    return sample
+
+
+def test_replacement_makes_a_stuck_group_trainable():
+    tok, model = _setup()
+    problem = make_problems("addition", 5, 1, 0)[0]
+    trainer = GRPOTrainer(model, tok, GRPOConfig(group_size=4, max_new_tokens=48))
+    groups = trainer.rollouts([problem], torch.Generator().manual_seed(0))
+    assert all(r.reward == 0 for r in groups[0])
+    scaffold = Scaffold(tok, _scripted_sampler(tok, 9, problem), ScafConfig(warmup_steps=0))
+    guided = scaffold(groups, step=0, gen=torch.Generator())
+    first = guided[0][0]
+    assert first.reward == 1.0 and first.hint_level == 9  # the lowest rung that succeeds
+    assert first.hint == hint_text(problem, "solution", 2)
+    assert tok.decode(first.prompt_ids).startswith("Q:") and "\nH:" in tok.decode(first.prompt_ids)
+    assert scaffold.rungs_used == {"solution-2": 1}
+    flat = [r for g in guided for r in g]
+    adv = group_advantages(torch.tensor([[r.reward for r in guided[0]]])).flatten()
+    assert adv.abs().sum() > 0
+    logp, mask, _ = token_logprobs(model, [r.prompt_ids for r in flat], [r.completion_ids for r in flat], tok.pad_id)
+    grpo_loss(logp, logp.detach(), adv, mask, trainer.cfg).backward()
+    assert sum(float(p.grad.abs().sum()) for p in model.parameters() if p.grad is not None) > 0
+
+
+def test_warmup_and_graft():
+    tok, model = _setup()
+    problem = make_problems("addition", 4, 1, 0)[0]
+    failed = [Rollout(problem, tok.encode(problem.prompt, bos=True), tok.encode("A:0\n", eos=True), 0.0, True)
+              for _ in range(3)]
+    sampler = _scripted_sampler(tok, 0, problem)
+    warm = Scaffold(tok, sampler, ScafConfig(warmup_steps=5))
+    assert warm([list(failed)], step=4, gen=torch.Generator())[0] == failed  # exempt during warm-up
+    graft = Scaffold(tok, sampler, ScafConfig(warmup_steps=0, graft=True))
+    out = graft([list(failed)], step=5, gen=torch.Generator())[0][0]
+    assert out.prompt_ids == failed[0].prompt_ids and out.hint_level == 0  # plain prompt, knowledge-1
+
+
+def test_ladder_failure_is_counted_not_fatal():
+    tok, model = _setup()
+    problem = make_problems("addition", 4, 1, 0)[0]
+    failed = [Rollout(problem, tok.encode(problem.prompt, bos=True), [tok.eos_id], 0.0, False) for _ in range(2)]
+    scaffold = Scaffold(tok, _scripted_sampler(tok, 99, problem), ScafConfig(warmup_steps=0))
+    assert scaffold([list(failed)], 0, torch.Generator())[0] == failed and scaffold.failed_ladders == 1
+
+
+def test_rl_resumes_bitwise_from_state():
+    tok, model = _setup()
+    cfg = GRPOConfig(group_size=2, questions_per_step=2, max_new_tokens=6)
+    probs = make_problems("addition", 1, 8, 0)
+
+    def run(steps, trainer, gen):
+        for i in range(steps):
+            trainer.step(probs[2 * i : 2 * i + 2], gen)
+
+    a = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
+    a.model.load_state_dict(model.state_dict())
+    ga = torch.Generator().manual_seed(0)
+    run(4, a, ga)
+    b = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
+    b.model.load_state_dict(model.state_dict())
+    gb = torch.Generator().manual_seed(0)
+    run(2, b, gb)
+    state, gstate = b.state_dict(), gb.get_state()
+    c = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
+    c.load_state_dict(state)
+    gc = torch.Generator()
+    gc.set_state(gstate)
+    for i in range(2, 4):
+        c.step(probs[2 * i : 2 * i + 2], gc)
+    for x, y in zip(a.model.state_dict().values(), c.model.state_dict().values(), strict=True):
+        assert torch.equal(x, y)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 
 from iclr26.core.config import parse_overrides

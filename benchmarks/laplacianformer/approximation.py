@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from einops import rearrange
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 
 from iclr26.laplacianformer import exact_laplacian_attention, nystrom_laplacian_attention

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 
 from iclr26.laplacianformer.attention import nystrom_laplacian_attention

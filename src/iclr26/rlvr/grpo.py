@@ -20,6 +20,7 @@ all-zero rewards that is the "learning cliff" Scaf-GRPO addresses through the `g
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -159,6 +160,7 @@ class GRPOTrainer:
 
     def step(self, problems: list[Problem], gen: torch.Generator) -> dict[str, float]:
         """One GRPO update on `problems`; returns metrics."""
+        t0 = time.perf_counter()
         groups = self.rollouts(problems, gen)
         rewards0 = torch.tensor([[r.reward for r in grp] for grp in groups])
         zero_std0 = float((rewards0.std(1) == 0).float().mean())
@@ -192,6 +194,7 @@ class GRPOTrainer:
             "unparsed": float(sum(not r.parsed for grp in groups for r in grp if r.hint is None)),
             "entropy": float((entropy.detach() * mask).sum() / mask.sum()),
             "length": float(lengths.mean()),
+            "seconds": time.perf_counter() - t0,
         }
 
     @torch.no_grad()

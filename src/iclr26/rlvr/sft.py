@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from iclr26.rlvr.model import CharTransformer, token_logprobs
-from iclr26.rlvr.tasks import GENERATORS, Problem
+from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, Problem
 from iclr26.rlvr.tokenizer import CharTokenizer
 
 HintSampler = Callable[[Problem, np.random.Generator], str | None]
@@ -26,16 +26,33 @@ class SFTConfig:
     steps: int = 1500
     batch_size: int = 64
     lr: float = 2e-3
-    tasks: tuple[str, ...] = ("addition",)
-    levels: tuple[int, ...] = (1, 2, 3)
+    mix: tuple[str, ...] = ("addition:1-3",)  # "task:lo-hi" entries, sampled uniformly
     seed: int = 0
 
     def __post_init__(self) -> None:
-        bad = [t for t in self.tasks if t not in GENERATORS]
-        if bad:
-            raise ValueError(f"tasks: unknown {bad}; choose from {tuple(GENERATORS)}")
+        parse_mix(self.mix)
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError(f"steps and batch_size must be >= 1, got {self.steps}, {self.batch_size}")
+
+
+def parse_mix(mix: tuple[str, ...]) -> list[tuple[str, int]]:
+    """("addition:1-3", "multiplication:2") → [(task, level), ...]; errors name the entry."""
+    pairs = []
+    for entry in mix:
+        task, _, levels = entry.partition(":")
+        if task not in GENERATORS:
+            raise ValueError(f"mix entry {entry!r}: task must be one of {tuple(GENERATORS)}")
+        try:
+            lo, _, hi = levels.partition("-")
+            lo_i, hi_i = int(lo), int(hi or lo)
+        except ValueError:
+            raise ValueError(f"mix entry {entry!r}: write task:level or task:lo-hi") from None
+        if not 1 <= lo_i <= hi_i <= MAX_LEVEL:
+            raise ValueError(f"mix entry {entry!r}: levels must satisfy 1 <= lo <= hi <= {MAX_LEVEL}")
+        pairs += [(task, lv) for lv in range(lo_i, hi_i + 1)]
+    if not pairs:
+        raise ValueError("mix is empty: give at least one task:levels entry")
+    return pairs
 
 
 def sft_pair(problem: Problem, tok: CharTokenizer, hint: str | None = None) -> tuple[list[int], list[int]]:
@@ -64,6 +81,7 @@ def pretrain(
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     rng = np.random.default_rng(cfg.seed)
+    pairs = parse_mix(cfg.mix)
     start, elapsed, loss_v = 0, 0.0, float("nan")
     if checkpoint is not None and checkpoint.exists():
         st = torch.load(checkpoint, weights_only=False)
@@ -77,8 +95,7 @@ def pretrain(
         t0 = time.perf_counter()
         prompts, targets = [], []
         for _ in range(cfg.batch_size):
-            task = cfg.tasks[int(rng.integers(len(cfg.tasks)))]
-            level = cfg.levels[int(rng.integers(len(cfg.levels)))]
+            task, level = pairs[int(rng.integers(len(pairs)))]
             prob = GENERATORS[task](level, rng)
             hint = hint_sampler(prob, rng) if hint_sampler else None
             p, t = sft_pair(prob, tok, hint)

@@ -196,11 +196,12 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
             float(np.mean([h["frac_zero_std_after_guide"] for h in hs])),
             int(sum(h["guided"] for h in hs)),
             ", ".join(f"{key}:{v}" for key, v in sorted(rungs.items())) or "—",
+            len(hs) / max(1e-9, sum(h["seconds"] for h in hs)),
         ])
     tables.append(Table(
         "Training: mean rollout reward, share of zero-variance groups (before/after guidance), hinted "
         "replacements and the rungs that earned them",
-        ["method", "reward", "zero-std before", "zero-std after", "hinted", "rungs used"], summ,
+        ["method", "reward", "zero-std before", "zero-std after", "hinted", "rungs used", "steps/s"], summ,
     ))
     figures = [_curves(histories, cfg, ctx)]
     hard_p1 = {m: float(np.mean([r[str(lv)]["pass@1"] for r in results[m] for lv in cfg.train_levels]))

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import provenance  # noqa: E402
-
-from iclr26.core.runner import run_system  # noqa: E402
-from iclr26.laplacianformer import SYSTEM  # noqa: E402
+from _meta import provenance
+from iclr26.core.runner import run_system
+from iclr26.laplacianformer import SYSTEM
 
 VARIANTS = {
     "default (injective, conv 3, λ=4, 20 NS)": {},
@@ -31,8 +30,9 @@ def main() -> None:
     rows = []
     for name, over in VARIANTS.items():
         out = Path("runs/benchmarks/laplacianformer-ablation") / name.split(" (")[0].replace(" ", "_")
-        rec, _ = run_system(SYSTEM, "demo", {"attentions": "laplacian", "scaling_lengths": "", **over},
-                            out=out)
+        rec, _ = run_system(
+            SYSTEM, "demo", {"attentions": "laplacian", "scaling_lengths": "", **over}, out=out
+        )
         t = rec.report.tables[0]
         row = dict(zip(t.columns, t.rows[0], strict=True))
         rows.append({"variant": name, **row})

@@ -15,7 +15,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-
 from iclr26.core.config import parse_overrides
 from iclr26.core.runner import run_system
 from iclr26.laplacianformer import SYSTEM

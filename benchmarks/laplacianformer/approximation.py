@@ -20,7 +20,6 @@ from einops import rearrange
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-
 from iclr26.laplacianformer import exact_laplacian_attention, nystrom_laplacian_attention
 from iclr26.laplacianformer.baselines import landmark_pool
 from iclr26.laplacianformer.data import load_task

@@ -21,7 +21,6 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-
 from iclr26.laplacianformer.attention import nystrom_laplacian_attention
 from iclr26.laplacianformer.laplace_kernel import laplace_kernel
 

@@ -13,11 +13,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import provenance  # noqa: E402
-
-from iclr26.core.config import parse_overrides  # noqa: E402
-from iclr26.core.runner import run_system  # noqa: E402
-from iclr26.scaf_grpo import SYSTEM  # noqa: E402
+from _meta import provenance
+from iclr26.core.config import parse_overrides
+from iclr26.core.runner import run_system
+from iclr26.scaf_grpo import SYSTEM
 
 
 def main() -> None:
@@ -29,12 +28,21 @@ def main() -> None:
     record, run_dir = run_system(SYSTEM, args.preset, parse_overrides(args.overrides), out=args.out)
     path = Path(__file__).parent / "results" / f"scaf_grpo_{args.preset}.json"
     path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps({
-        **provenance(), "preset": args.preset, "run_dir": str(run_dir), "wall_time_s": record.wall_time_s,
-        "config": record.config,
-        "claim_check": asdict(record.report.claim_check) if record.report.claim_check else None,
-        "tables": [asdict(t) for t in record.report.tables],
-    }, indent=1) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                **provenance(),
+                "preset": args.preset,
+                "run_dir": str(run_dir),
+                "wall_time_s": record.wall_time_s,
+                "config": record.config,
+                "claim_check": asdict(record.report.claim_check) if record.report.claim_check else None,
+                "tables": [asdict(t) for t in record.report.tables],
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print((run_dir / "report.md").read_text())
     print(f"saved {path}")
 

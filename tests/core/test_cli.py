@@ -92,7 +92,10 @@ def test_entry_point_runs_without_stdin():
     """The installed entry point, in a subprocess with no stdin, as `make demo` runs it."""
     proc = subprocess.run(
         [sys.executable, "-m", "iclr26", "list"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "laplacianformer" in proc.stdout and "implemented" in proc.stdout

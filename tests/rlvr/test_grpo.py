@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, grpo_loss, group_advantages, pass_at_k
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, group_advantages, grpo_loss, pass_at_k
 from iclr26.rlvr.model import CharTransformer, ModelConfig, token_logprobs
 from iclr26.rlvr.tasks import make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
@@ -55,7 +55,9 @@ def test_zero_variance_group_gives_zero_gradient():
     assert all(r.reward == 0 for g in groups for r in g)  # an untrained model fails everything
     flat = [r for g in groups for r in g]
     adv = group_advantages(torch.tensor([[r.reward for r in g] for g in groups])).flatten()
-    logp, mask, _ = token_logprobs(model, [r.prompt_ids for r in flat], [r.completion_ids for r in flat], tok.pad_id)
+    logp, mask, _ = token_logprobs(
+        model, [r.prompt_ids for r in flat], [r.completion_ids for r in flat], tok.pad_id
+    )
     grpo_loss(logp, logp.detach(), adv, mask, trainer.cfg).backward()
     assert all(p.grad is None or p.grad.abs().sum() == 0 for p in model.parameters())
 

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -15,7 +17,7 @@ def test_hint_tiers_are_monotone_in_information(task):
     p = make_problems(task, 6, 1, seed=2)[0]
     for tier in TIERS:
         texts = [hint_text(p, tier, lv) for lv in LEVELS]
-        for a, b in zip(texts, texts[1:], strict=False):
+        for a, b in itertools.pairwise(texts):
             assert b.startswith(a) and len(b) >= len(a)  # cumulative parts
     # the last solution rung holds every scratchpad line (all but the answer line)
     assert hint_text(p, "solution", 4).split(";") == list(p.steps)
@@ -74,16 +76,20 @@ def test_replacement_makes_a_stuck_group_trainable():
     flat = [r for g in guided for r in g]
     adv = group_advantages(torch.tensor([[r.reward for r in guided[0]]])).flatten()
     assert adv.abs().sum() > 0
-    logp, mask, _ = token_logprobs(model, [r.prompt_ids for r in flat], [r.completion_ids for r in flat], tok.pad_id)
+    logp, mask, _ = token_logprobs(
+        model, [r.prompt_ids for r in flat], [r.completion_ids for r in flat], tok.pad_id
+    )
     grpo_loss(logp, logp.detach(), adv, mask, trainer.cfg).backward()
     assert sum(float(p.grad.abs().sum()) for p in model.parameters() if p.grad is not None) > 0
 
 
 def test_warmup_and_graft():
-    tok, model = _setup()
+    tok, _model = _setup()
     problem = make_problems("addition", 4, 1, 0)[0]
-    failed = [Rollout(problem, tok.encode(problem.prompt, bos=True), tok.encode("A:0\n", eos=True), 0.0, True)
-              for _ in range(3)]
+    failed = [
+        Rollout(problem, tok.encode(problem.prompt, bos=True), tok.encode("A:0\n", eos=True), 0.0, True)
+        for _ in range(3)
+    ]
     sampler = _scripted_sampler(tok, 0, problem)
     warm = Scaffold(tok, sampler, ScafConfig(warmup_steps=5))
     assert warm([list(failed)], step=4, gen=torch.Generator())[0] == failed  # exempt during warm-up
@@ -93,9 +99,11 @@ def test_warmup_and_graft():
 
 
 def test_ladder_failure_is_counted_not_fatal():
-    tok, model = _setup()
+    tok, _model = _setup()
     problem = make_problems("addition", 4, 1, 0)[0]
-    failed = [Rollout(problem, tok.encode(problem.prompt, bos=True), [tok.eos_id], 0.0, False) for _ in range(2)]
+    failed = [
+        Rollout(problem, tok.encode(problem.prompt, bos=True), [tok.eos_id], 0.0, False) for _ in range(2)
+    ]
     scaffold = Scaffold(tok, _scripted_sampler(tok, 99, problem), ScafConfig(warmup_steps=0))
     assert scaffold([list(failed)], 0, torch.Generator())[0] == failed and scaffold.failed_ladders == 1
 
@@ -126,3 +134,29 @@ def test_rl_resumes_bitwise_from_state():
         c.step(probs[2 * i : 2 * i + 2], gc)
     for x, y in zip(a.model.state_dict().values(), c.model.state_dict().values(), strict=True):
         assert torch.equal(x, y)
+
+
+def test_smoke_preset_end_to_end_and_resume(tmp_path):
+    from iclr26.core.runner import run_system
+    from iclr26.scaf_grpo import SYSTEM
+
+    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+    assert record.status == "complete"
+    titles = [t.title for t in record.report.tables]
+    assert titles[0].startswith("The learning cliff") and len(titles) == 3
+    assert (run_dir / "training_curves.png").exists()
+    assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "scaf_grpo-s0.json"]
+    again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished parts are reused
+    assert again.report.tables == record.report.tables
+
+
+def test_config_errors_name_fields():
+    from iclr26.core import ConfigError
+    from iclr26.scaf_grpo import SYSTEM
+
+    with pytest.raises(ConfigError, match="mix entry 'addition:0-3'"):
+        SYSTEM.config("demo", {"sft_mix": "addition:0-3"})
+    with pytest.raises(ConfigError, match="group_size must be >= 2"):
+        SYSTEM.config("demo", {"group_size": "1"})
+    with pytest.raises(ConfigError, match="tiers: unknown"):
+        SYSTEM.config("demo", {"tiers": "knowledge,oracle"})

@@ -140,8 +140,15 @@ class GRPOTrainer:
     def sample(self, prompts: list[list[int]], gen: torch.Generator, temperature: float | None = None):
         """Completions (id lists) for `prompts`."""
         t = self.cfg.temperature if temperature is None else temperature
-        return generate(self.model, prompts, max_new_tokens=self.cfg.max_new_tokens,
-                        eos_id=self.tok.eos_id, pad_id=self.tok.pad_id, temperature=t, generator=gen)
+        return generate(
+            self.model,
+            prompts,
+            max_new_tokens=self.cfg.max_new_tokens,
+            eos_id=self.tok.eos_id,
+            pad_id=self.tok.pad_id,
+            temperature=t,
+            generator=gen,
+        )
 
     def rollouts(self, problems: list[Problem], gen: torch.Generator) -> list[list[Rollout]]:
         """G rollouts of each problem's plain prompt, scored by the verifier."""

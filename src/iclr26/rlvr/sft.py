@@ -113,9 +113,18 @@ def pretrain(
         last = step + 1 == cfg.steps
         if checkpoint is not None and ((step + 1) % 200 == 0 or last):
             tmp = checkpoint.with_suffix(".tmp")
-            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                        "rng": rng.bit_generator.state, "step": step + 1, "elapsed": elapsed,
-                        "loss": loss_v}, tmp)
+            torch.save(
+                {
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "sched": sched.state_dict(),
+                    "rng": rng.bit_generator.state,
+                    "step": step + 1,
+                    "elapsed": elapsed,
+                    "loss": loss_v,
+                },
+                tmp,
+            )
             tmp.replace(checkpoint)
         if on_step:
             on_step(1)

@@ -14,18 +14,52 @@ from iclr26.scaf_grpo.system import ScafGRPOConfig, run
 
 _DEMO = ScafGRPOConfig()
 PRESETS = {
-    "smoke": replace(_DEMO, dim=32, layers=1, heads=2, sft_steps=20, sft_batch=16, rl_steps=4,
-                     questions_per_step=2, group_size=4, warmup_steps=1, eval_levels=(1, 4),
-                     eval_problems=4, eval_k=2, max_new_tokens=48),
+    "smoke": replace(
+        _DEMO,
+        dim=32,
+        layers=1,
+        heads=2,
+        sft_steps=20,
+        sft_batch=16,
+        rl_steps=4,
+        questions_per_step=2,
+        group_size=4,
+        warmup_steps=1,
+        eval_levels=(1, 4),
+        eval_problems=4,
+        eval_k=2,
+        max_new_tokens=48,
+    ),
     "demo": _DEMO,
-    "paper": replace(_DEMO, seeds=3, dim=256, layers=6, heads=8, max_len=192, sft_steps=20000,
-                     sft_levels=(1, 2, 3, 4), rl_steps=500, questions_per_step=32,
-                     train_levels=(5, 6), warmup_steps=50, eval_levels=(1, 2, 3, 4, 5, 6, 7),
-                     eval_problems=200, device="cuda"),
+    "paper": replace(
+        _DEMO,
+        seeds=3,
+        dim=256,
+        layers=6,
+        heads=8,
+        max_len=192,
+        sft_steps=20000,
+        sft_mix=("addition:1-7",),
+        sft_plain_max_level=4,
+        rl_steps=500,
+        questions_per_step=32,
+        train_levels=(5, 6),
+        warmup_steps=50,
+        eval_levels=(1, 2, 3, 4, 5, 6, 7),
+        eval_problems=200,
+        device="cuda",
+    ),
 }
 
 _paper = next(p for p in PAPERS if p.name == "scaf_grpo")
-SYSTEM = System(name="scaf_grpo", number=_paper.number, title=_paper.title, claim=_paper.claim,
-                presets=PRESETS, run=run, readme="src/iclr26/scaf_grpo/README.md")
+SYSTEM = System(
+    name="scaf_grpo",
+    number=_paper.number,
+    title=_paper.title,
+    claim=_paper.claim,
+    presets=PRESETS,
+    run=run,
+    readme="src/iclr26/scaf_grpo/README.md",
+)
 
 __all__ = ["SYSTEM", "TIERS", "Hint", "ScafConfig", "ScafGRPOConfig", "Scaffold", "hint_ladder", "hint_text"]

@@ -14,10 +14,10 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.records import save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
 from iclr26.rlvr.model import CharTransformer, ModelConfig
-from iclr26.rlvr.sft import SFTConfig, pretrain
+from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
-from iclr26.scaf_grpo.hints import TIERS, pretraining_hint
+from iclr26.scaf_grpo.hints import TIERS, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 
 METHODS = ("grpo", "scaf_grpo")
@@ -29,23 +29,26 @@ class ScafGRPOConfig:
 
     seed: int = 0
     seeds: int = 1  # independent RL seeds (the pretrained model is shared)
-    task: str = "addition"
-    dim: int = 128
+    sft_mix: tuple[str, ...] = ("addition:1-3",)  # "task:lo-hi" entries seen in pretraining
+    # Levels above this appear in pretraining only with the full worked solution as a hint line,
+    # so the policy learns to read hints there but never solves those levels unaided.
+    sft_plain_max_level: int = 3
+    task: str = "addition"  # the RL task
+    dim: int = 96
     layers: int = 3
     heads: int = 4
     max_len: int = 192
-    sft_steps: int = 600
-    sft_batch: int = 64
-    sft_levels: tuple[int, ...] = (1, 2, 3)
+    sft_steps: int = 1000
+    sft_batch: int = 32
     hint_prob: float = 0.5  # share of pretraining examples that carry a random hint line
-    rl_steps: int = 60
+    rl_steps: int = 40
     questions_per_step: int = 8
     group_size: int = 8
     lr: float = 3e-4
     max_new_tokens: int = 64
     loss_type: str = "grpo"
     train_levels: tuple[int, ...] = (4,)  # past the cliff
-    warmup_steps: int = 10  # guidance exemption (the release uses 50 at its scale)
+    warmup_steps: int = 5  # guidance exemption (the release uses 50 at its scale)
     tiers: tuple[str, ...] = TIERS
     graft: bool = False
     eval_levels: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -57,7 +60,8 @@ class ScafGRPOConfig:
     def __post_init__(self) -> None:
         if self.task not in GENERATORS:
             raise ValueError(f"task must be one of {tuple(GENERATORS)}, got {self.task!r}")
-        for name in ("sft_levels", "train_levels", "eval_levels"):
+        parse_mix(self.sft_mix)
+        for name in ("train_levels", "eval_levels"):
             lv = getattr(self, name)
             if not lv or any(not 1 <= x <= MAX_LEVEL for x in lv):
                 raise ValueError(f"{name} must be non-empty levels in 1..{MAX_LEVEL}, got {lv}")
@@ -80,12 +84,22 @@ def _evaluate(trainer: GRPOTrainer, cfg: ScafGRPOConfig, seed: int) -> dict[int,
 
 
 def _train(
-    method: str, base: CharTransformer, tok: CharTokenizer, cfg: ScafGRPOConfig, seed: int,
-    ctx: RunContext, advance,
+    method: str,
+    base: CharTransformer,
+    tok: CharTokenizer,
+    cfg: ScafGRPOConfig,
+    seed: int,
+    ctx: RunContext,
+    advance,
 ) -> tuple[GRPOTrainer, list[dict], dict]:
     model = copy.deepcopy(base)
-    gcfg = GRPOConfig(group_size=cfg.group_size, questions_per_step=cfg.questions_per_step, lr=cfg.lr,
-                      max_new_tokens=cfg.max_new_tokens, loss_type=cfg.loss_type)
+    gcfg = GRPOConfig(
+        group_size=cfg.group_size,
+        questions_per_step=cfg.questions_per_step,
+        lr=cfg.lr,
+        max_new_tokens=cfg.max_new_tokens,
+        loss_type=cfg.loss_type,
+    )
     trainer = GRPOTrainer(model, tok, gcfg)
     scaffold = None
     if method == "scaf_grpo":
@@ -111,12 +125,21 @@ def _train(
         history.append(trainer.step(problems, gen))
         advance(1)
         if trainer.step_idx % 10 == 0 or trainer.step_idx == cfg.rl_steps:
-            torch.save({"trainer": trainer.state_dict(), "gen": gen.get_state(), "rng": rng.bit_generator.state,
-                        "history": history,
-                        "rungs": dict(scaffold.rungs_used) if scaffold else {},
-                        "failed": scaffold.failed_ladders if scaffold else 0}, ckpt)
-    extra = {"rungs": dict(scaffold.rungs_used) if scaffold else {},
-             "failed_ladders": scaffold.failed_ladders if scaffold else 0}
+            torch.save(
+                {
+                    "trainer": trainer.state_dict(),
+                    "gen": gen.get_state(),
+                    "rng": rng.bit_generator.state,
+                    "history": history,
+                    "rungs": dict(scaffold.rungs_used) if scaffold else {},
+                    "failed": scaffold.failed_ladders if scaffold else 0,
+                },
+                ckpt,
+            )
+    extra = {
+        "rungs": dict(scaffold.rungs_used) if scaffold else {},
+        "failed_ladders": scaffold.failed_ladders if scaffold else 0,
+    }
     return trainer, history, extra
 
 
@@ -126,28 +149,38 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     device = resolve_device(cfg.device)
     set_seed(cfg.seed)
     tok = CharTokenizer()
-    base = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len)).to(device)
-    sft_cfg = SFTConfig(steps=cfg.sft_steps, batch_size=cfg.sft_batch, tasks=(cfg.task,),
-                        levels=cfg.sft_levels, seed=cfg.seed)
-    p = cfg.hint_prob
+    base = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len)).to(
+        device
+    )
+    sft_cfg = SFTConfig(steps=cfg.sft_steps, batch_size=cfg.sft_batch, mix=cfg.sft_mix, seed=cfg.seed)
+
+    def hint_sampler(problem, rng):
+        if problem.level > cfg.sft_plain_max_level:
+            return hint_text(problem, "solution", 4)
+        return pretraining_hint(problem, rng, cfg.hint_prob)
+
     with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:
         ck = ctx.checkpoint_dir / "sft.pt"
         done = 0
         if ck.exists():
             done = torch.load(ck, weights_only=False)["step"]
             advance(done) if done else None
-        sft = pretrain(base, tok, sft_cfg, hint_sampler=lambda pr, r: pretraining_hint(pr, r, p),
-                       checkpoint=ck, on_step=advance)
-    ctx.log(f"pretrained {sum(x.numel() for x in base.parameters()):,} parameters, final loss {sft['loss']:.3f}")
+        sft = pretrain(base, tok, sft_cfg, hint_sampler=hint_sampler, checkpoint=ck, on_step=advance)
+    ctx.log(
+        f"pretrained {sum(x.numel() for x in base.parameters()):,} parameters, final loss {sft['loss']:.3f}"
+    )
     base_trainer = GRPOTrainer(base, tok, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
     cliff = _evaluate(base_trainer, cfg, cfg.seed)
     k = cfg.eval_k
-    tables = [Table(
-        f"The learning cliff: the pretrained policy (levels {list(cfg.sft_levels)} seen in pretraining)",
-        ["level (digits)", "pass@1", f"pass@{k}", "greedy"],
-        [[lv, r["pass@1"], r[f"pass@{k}"], r["greedy"]] for lv, r in cliff.items()],
-        caption=f"{cfg.eval_problems} held-out {cfg.task} problems per level, {k} samples at temperature 1.",
-    )]
+    tables = [
+        Table(
+            f"The learning cliff: {cfg.task} after pretraining on {', '.join(cfg.sft_mix)}",
+            ["level (digits)", "pass@1", f"pass@{k}", "greedy"],
+            [[lv, r["pass@1"], r[f"pass@{k}"], r["greedy"]] for lv, r in cliff.items()],
+            caption=f"{cfg.eval_problems} held-out {cfg.task} problems per level, "
+            f"{k} samples at temperature 1.",
+        )
+    ]
     results: dict[str, list[dict]] = {m: [] for m in METHODS}
     histories: dict[str, list[list[dict]]] = {m: [] for m in METHODS}
     extras: dict[str, list[dict]] = {m: [] for m in METHODS}
@@ -174,14 +207,25 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     rows = []
     for method in METHODS:
         for lv in cfg.eval_levels:
-            vals = {key: [r[str(lv)][key] for r in results[method]] for key in ("pass@1", f"pass@{k}", "greedy")}
-            rows.append([method, lv, *(float(np.mean(v)) for v in vals.values()),
-                         float(np.std(vals["pass@1"])) if cfg.seeds > 1 else None])
-    tables.append(Table(
-        f"After {cfg.rl_steps} RL steps on level(s) {list(cfg.train_levels)} "
-        f"({cfg.questions_per_step}×{cfg.group_size} rollouts per step), mean over {cfg.seeds} seed(s)",
-        ["method", "level", "pass@1", f"pass@{k}", "greedy", "pass@1 sd"], rows,
-    ))
+            vals = {
+                key: [r[str(lv)][key] for r in results[method]] for key in ("pass@1", f"pass@{k}", "greedy")
+            }
+            rows.append(
+                [
+                    method,
+                    lv,
+                    *(float(np.mean(v)) for v in vals.values()),
+                    float(np.std(vals["pass@1"])) if cfg.seeds > 1 else None,
+                ]
+            )
+    tables.append(
+        Table(
+            f"After {cfg.rl_steps} RL steps on level(s) {list(cfg.train_levels)} "
+            f"({cfg.questions_per_step}×{cfg.group_size} rollouts per step), mean over {cfg.seeds} seed(s)",
+            ["method", "level", "pass@1", f"pass@{k}", "greedy", "pass@1 sd"],
+            rows,
+        )
+    )
     summ = []
     for method in METHODS:
         hs = [h for run_h in histories[method] for h in run_h]
@@ -189,25 +233,37 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
         for e in extras[method]:
             for key, v in e["rungs"].items():
                 rungs[key] = rungs.get(key, 0) + v
-        summ.append([
-            method,
-            float(np.mean([h["reward"] for h in hs])),
-            float(np.mean([h["frac_zero_std"] for h in hs])),
-            float(np.mean([h["frac_zero_std_after_guide"] for h in hs])),
-            int(sum(h["guided"] for h in hs)),
-            ", ".join(f"{key}:{v}" for key, v in sorted(rungs.items())) or "—",
-            len(hs) / max(1e-9, sum(h["seconds"] for h in hs)),
-        ])
-    tables.append(Table(
-        "Training: mean rollout reward, share of zero-variance groups (before/after guidance), hinted "
-        "replacements and the rungs that earned them",
-        ["method", "reward", "zero-std before", "zero-std after", "hinted", "rungs used", "steps/s"], summ,
-    ))
+        summ.append(
+            [
+                method,
+                float(np.mean([h["reward"] for h in hs])),
+                float(np.mean([h["frac_zero_std"] for h in hs])),
+                float(np.mean([h["frac_zero_std_after_guide"] for h in hs])),
+                int(sum(h["guided"] for h in hs)),
+                ", ".join(f"{key}:{v}" for key, v in sorted(rungs.items())) or "—",
+                len(hs) / max(1e-9, sum(h["seconds"] for h in hs)),
+            ]
+        )
+    tables.append(
+        Table(
+            "Training: mean rollout reward, share of zero-variance groups (before/after guidance), hinted "
+            "replacements and the rungs that earned them",
+            ["method", "reward", "zero-std before", "zero-std after", "hinted", "rungs used", "steps/s"],
+            summ,
+        )
+    )
     figures = [_curves(histories, cfg, ctx)]
-    hard_p1 = {m: float(np.mean([r[str(lv)]["pass@1"] for r in results[m] for lv in cfg.train_levels]))
-               for m in METHODS}
-    claim = ClaimCheck(f"pass@1 on level(s) {list(cfg.train_levels)}", "scaf_grpo", hard_p1["scaf_grpo"],
-                       "grpo", hard_p1["grpo"])
+    hard_p1 = {
+        m: float(np.mean([r[str(lv)]["pass@1"] for r in results[m] for lv in cfg.train_levels]))
+        for m in METHODS
+    }
+    claim = ClaimCheck(
+        f"pass@1 on level(s) {list(cfg.train_levels)}",
+        "scaf_grpo",
+        hard_p1["scaf_grpo"],
+        "grpo",
+        hard_p1["grpo"],
+    )
     return Report(tables=tables, figures=figures, claim_check=claim)
 
 
@@ -222,10 +278,20 @@ def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: Ru
         for i, hist in enumerate(runs):
             steps = [h["step"] for h in hist]
             lab = method if i == 0 else None
-            axes[0].plot(steps, _smooth([h["reward"] for h in hist]), label=lab,
-                         color="C0" if method == "grpo" else "C1", alpha=0.8)
-            axes[1].plot(steps, _smooth([h["frac_zero_std"] for h in hist]), label=lab,
-                         color="C0" if method == "grpo" else "C1", alpha=0.8)
+            axes[0].plot(
+                steps,
+                _smooth([h["reward"] for h in hist]),
+                label=lab,
+                color="C0" if method == "grpo" else "C1",
+                alpha=0.8,
+            )
+            axes[1].plot(
+                steps,
+                _smooth([h["frac_zero_std"] for h in hist]),
+                label=lab,
+                color="C0" if method == "grpo" else "C1",
+                alpha=0.8,
+            )
     axes[0].set_ylabel("mean rollout reward (plain prompts)")
     axes[1].set_ylabel("fraction of zero-variance groups")
     for ax in axes:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
+import json
 import os
 import platform
 import sys
+from dataclasses import asdict
+from pathlib import Path
 
 import torch
 
@@ -29,3 +33,32 @@ def provenance() -> dict:
         "torch": torch.__version__,
         "python": platform.python_version(),
     }
+
+
+def run_preset_benchmark(system, results_dir: Path, stem: str, description: str) -> None:
+    """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`; saves
+    `results_dir/<stem>_<preset>.json` with the tables, claim check and provenance."""
+    from iclr26.core.config import parse_overrides
+    from iclr26.core.runner import run_system
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--preset", default="demo")
+    ap.add_argument("--set", dest="overrides", action="append", default=[])
+    ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
+    args = ap.parse_args()
+    record, run_dir = run_system(system, args.preset, parse_overrides(args.overrides), out=args.out)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = results_dir / f"{stem}_{args.preset}.json"
+    payload = {
+        **provenance(),
+        "preset": args.preset,
+        "run_dir": str(run_dir),
+        "wall_time_s": record.wall_time_s,
+        "config": record.config,
+        "claim_check": asdict(record.report.claim_check) if record.report.claim_check else None,
+        "tables": [asdict(t) for t in record.report.tables],
+        "notes": record.report.notes,
+    }
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    print((run_dir / "report.md").read_text())
+    print(f"saved {path}")

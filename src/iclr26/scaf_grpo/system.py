@@ -274,26 +274,21 @@ def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: Ru
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for method, runs in histories.items():
-        for i, hist in enumerate(runs):
-            steps = [h["step"] for h in hist]
-            lab = method if i == 0 else None
-            axes[0].plot(
-                steps,
-                _smooth([h["reward"] for h in hist]),
-                label=lab,
-                color="C0" if method == "grpo" else "C1",
-                alpha=0.8,
-            )
-            axes[1].plot(
-                steps,
-                _smooth([h["frac_zero_std"] for h in hist]),
-                label=lab,
-                color="C0" if method == "grpo" else "C1",
-                alpha=0.8,
-            )
-    axes[0].set_ylabel("mean rollout reward (plain prompts)")
-    axes[1].set_ylabel("fraction of zero-variance groups")
+    panels = [
+        ("reward", "mean rollout reward (plain prompts)"),
+        ("frac_zero_std", "fraction of zero-variance groups"),
+    ]
+    for ax, (key, ylabel) in zip(axes, panels, strict=True):
+        for method, runs in histories.items():
+            for i, hist in enumerate(runs):
+                ax.plot(
+                    [h["step"] for h in hist],
+                    _smooth([h[key] for h in hist]),
+                    label=method if i == 0 else None,
+                    color="C0" if method == "grpo" else "C1",
+                    alpha=0.8,
+                )
+        ax.set_ylabel(ylabel)
     for ax in axes:
         ax.set_xlabel("RL step")
         ax.axvline(cfg.warmup_steps, color="gray", ls=":", lw=1)

@@ -107,3 +107,11 @@ def test_load_record_errors(tmp_path):
     (tmp_path / "results.json").write_text('{"schema_version": 99}')
     with pytest.raises(ValueError, match="schema_version 99"):
         load_record(tmp_path)
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    out = tmp_path / "run"
+    run_system(TOY, "smoke", out=out)
+    run_system(TOY, "smoke", out=out)  # same settings: resumes
+    with pytest.raises(ConfigError, match=r"different settings \(n\)"):
+        run_system(TOY, "smoke", {"n": "30"}, out=out)

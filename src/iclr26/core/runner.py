@@ -10,11 +10,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from iclr26.core.config import config_to_dict
+from iclr26.core.config import ConfigError, config_to_dict
 from iclr26.core.records import (
     RESULTS_FILE,
     Report,
     RunRecord,
+    load_record,
     library_versions,
     make_run_dir,
     save_record,
@@ -25,6 +26,22 @@ from iclr26.core.system import RunContext, System
 
 class SystemNotImplemented(RuntimeError):
     """Raised when asked to run a system whose status is `planned`."""
+
+
+def _check_resumable(run_dir: Path, name: str, preset: str, config: dict) -> None:
+    """Refuse to resume a run folder that holds a different system or config: its checkpoints
+    and finished parts would silently mix with the new settings."""
+    if not (run_dir / RESULTS_FILE).exists():
+        return
+    old = load_record(run_dir)
+    if old.system != name:
+        raise ConfigError(f"{run_dir} holds a run of {old.system!r}, not {name!r}; use another --out")
+    changed = sorted(k for k in set(old.config) | set(config) if old.config.get(k) != config.get(k))
+    if changed:
+        raise ConfigError(
+            f"{run_dir} holds a {old.preset!r} run with different settings ({', '.join(changed)}); "
+            "resume only with the same config, or use another --out"
+        )
 
 
 def run_system(
@@ -56,6 +73,7 @@ def run_system(
     else:
         run_dir = Path(out)
         run_dir.mkdir(parents=True, exist_ok=True)
+        _check_resumable(run_dir, system.name, preset, config_to_dict(config))
     seed = getattr(config, "seed", None)
     record = RunRecord(
         system=system.name,

@@ -29,19 +29,21 @@ class ScafGRPOConfig:
 
     seed: int = 0
     seeds: int = 1  # independent RL seeds (the pretrained model is shared)
-    sft_mix: tuple[str, ...] = ("addition:1-3",)  # "task:lo-hi" entries seen in pretraining
-    # Levels above this appear in pretraining only with the full worked solution as a hint line,
-    # so the policy learns to read hints there but never solves those levels unaided.
+    sft_mix: tuple[str, ...] = ("addition:1-4",)  # "task:lo-hi" entries seen in pretraining
+    # Levels above this appear in pretraining only with a Solution-tier hint of at least
+    # `sft_hard_hint_min` (of 4) parts: the policy learns to finish such problems from a partial
+    # worked solution, never to solve them unaided.
     sft_plain_max_level: int = 3
+    sft_hard_hint_min: int = 2
     task: str = "addition"  # the RL task
     dim: int = 96
     layers: int = 3
     heads: int = 4
     max_len: int = 192
-    sft_steps: int = 1000
+    sft_steps: int = 1500
     sft_batch: int = 32
     hint_prob: float = 0.5  # share of pretraining examples that carry a random hint line
-    rl_steps: int = 40
+    rl_steps: int = 60
     questions_per_step: int = 8
     group_size: int = 8
     lr: float = 3e-4
@@ -70,6 +72,8 @@ class ScafGRPOConfig:
             raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
         if self.group_size < 2:
             raise ValueError(f"group_size must be >= 2, got {self.group_size}")
+        if not 1 <= self.sft_hard_hint_min <= 4:
+            raise ValueError(f"sft_hard_hint_min must be in 1..4, got {self.sft_hard_hint_min}")
         if self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
 
@@ -156,7 +160,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
 
     def hint_sampler(problem, rng):
         if problem.level > cfg.sft_plain_max_level:
-            return hint_text(problem, "solution", 4)
+            return hint_text(problem, "solution", int(rng.integers(cfg.sft_hard_hint_min, 5)))
         return pretraining_hint(problem, rng, cfg.hint_prob)
 
     with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:

@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import provenance  # noqa: E402
-
-from iclr26.core.runner import run_system  # noqa: E402
-from iclr26.scaf_grpo import SYSTEM  # noqa: E402
+from _meta import provenance
+from iclr26.core.runner import run_system
+from iclr26.scaf_grpo import SYSTEM
 
 SFT = Path("runs/benchmarks/scaf_grpo/checkpoints/sft.pt")
 VARIANTS = {

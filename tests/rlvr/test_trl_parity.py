@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from iclr26.rlvr.grpo import GRPOConfig, grpo_loss
+from tests.tiny_hf import tiny_llama
 
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
@@ -13,26 +14,7 @@ datasets = pytest.importorskip("datasets")
 
 @pytest.fixture(scope="module")
 def trl_trainer(tmp_path_factory):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", *"abcdefghijklmnopqrstuvwxyz0123456789+=: \n"])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        eos_token_id=1,
-        pad_token_id=0,
-    )
-    model = LlamaForCausalLM(cfg)
+    model, fast = tiny_llama()
     args = trl.GRPOConfig(
         output_dir=str(tmp_path_factory.mktemp("trl")),
         per_device_train_batch_size=2,

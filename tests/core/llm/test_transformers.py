@@ -2,44 +2,13 @@ import pytest
 import torch
 
 from iclr26.core.llm import LLMUnsupported
-
-CHARS = list("abcdefghijklmnopqrstuvwxyz .,?!:")
-TEMPLATE = (
-    "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
-    "{% if add_generation_prompt %}<assistant>{% endif %}"
-)
+from tests.tiny_hf import tiny_llama
 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
     """A randomly initialised 2-layer Llama with a character tokenizer, saved to a folder."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    specials = ["<pad>", "<eos>", "<system>", "<user>", "<assistant>"]
-    vocab = {t: i for i, t in enumerate(specials + CHARS)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        pad_token="<pad>",
-        eos_token="<eos>",
-        additional_special_tokens=specials[2:],
-    )
-    fast.chat_template = TEMPLATE
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        eos_token_id=1,
-        pad_token_id=0,
-    )
-    model = LlamaForCausalLM(cfg)
+    model, fast = tiny_llama(roles=True)
     path = tmp_path_factory.mktemp("tiny")
     model.save_pretrained(path)
     fast.save_pretrained(path)

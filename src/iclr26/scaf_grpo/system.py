@@ -280,7 +280,7 @@ def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: Ru
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     panels = [
         ("reward", "mean rollout reward (plain prompts)"),
-        ("frac_zero_std", "fraction of zero-variance groups"),
+        ("frac_zero_std_after_guide", "zero-variance groups after guidance"),
     ]
     for ax, (key, ylabel) in zip(axes, panels, strict=True):
         for method, runs in histories.items():

@@ -109,7 +109,7 @@ def demo(
                     cc.metric,
                     f"{cc.method} {format_cell(cc.method_value)}",
                     f"{cc.baseline} {format_cell(cc.baseline_value)}",
-                    "held" if cc.held else "did not hold",
+                    cc.verdict,
                     round(record.wall_time_s, 1),
                 ]
             )

@@ -115,3 +115,10 @@ def test_resume_refuses_a_different_config(tmp_path):
     run_system(TOY, "smoke", out=out)  # same settings: resumes
     with pytest.raises(ConfigError, match=r"different settings \(n\)"):
         run_system(TOY, "smoke", {"n": "30"}, out=out)
+
+
+def test_claim_check_margin_gives_within_noise():
+    assert ClaimCheck("acc", "a", 0.917, "b", 0.914, margin=0.01).verdict == "within noise"
+    assert ClaimCheck("acc", "a", 0.95, "b", 0.914, margin=0.01).verdict == "held"
+    assert ClaimCheck("acc", "a", 0.80, "b", 0.914, margin=0.01).verdict == "did not hold"
+    assert ClaimCheck("mse", "a", 0.1, "b", 0.2, higher_is_better=False).verdict == "held"

@@ -61,13 +61,22 @@ class ClaimCheck:
     baseline: str
     baseline_value: float
     higher_is_better: bool = True
+    margin: float = 0.0  # a difference within ± margin (e.g. the seeds' standard error) is noise
 
     @property
     def held(self) -> bool:
-        """True when the method beats the baseline in the claimed direction."""
-        if self.higher_is_better:
-            return self.method_value > self.baseline_value
-        return self.method_value < self.baseline_value
+        """True when the method beats the baseline in the claimed direction by more than `margin`."""
+        diff = self.method_value - self.baseline_value
+        return diff > self.margin if self.higher_is_better else -diff > self.margin
+
+    @property
+    def verdict(self) -> str:
+        """`held`, `within noise` (|difference| ≤ margin) or `did not hold`."""
+        if self.held:
+            return "held"
+        if abs(self.method_value - self.baseline_value) <= self.margin:
+            return "within noise"
+        return "did not hold"
 
 
 @dataclass
@@ -229,7 +238,7 @@ def render_report(record: RunRecord) -> str:
         lines.append(
             f"\n**Claim check** ({cc.metric}, {arrow} is better): {cc.method} "
             f"{format_cell(cc.method_value)} vs {cc.baseline} {format_cell(cc.baseline_value)} "
-            f"→ {'held' if cc.held else 'did not hold'}"
+            f"→ {cc.verdict}" + (f" (margin ±{format_cell(cc.margin)})" if cc.margin else "")
         )
     for t in record.report.tables:
         lines.append(f"\n## {t.title}\n")

@@ -139,7 +139,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
     for t in cfg.tasks:
         cols += [f"{t} acc", f"{t} sd"]
     cols += ["mean acc", "train s/run"]
-    rows, mean_acc = [], {}
+    rows, mean_acc, mean_se = [], {}, {}
     for kind in cfg.attentions:
         row: list = [kind, params[(cfg.tasks[0], kind)]]
         per_task = []
@@ -149,6 +149,12 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
             per_task.append(m)
             row += [m, sd]
         mean_acc[kind] = statistics.fmean(per_task)
+        # standard error of the task-averaged accuracy over seeds
+        per_seed = [
+            statistics.fmean(results[(t, kind, cfg.seed + s)]["test_acc"] for t in cfg.tasks)
+            for s in range(cfg.seeds)
+        ]
+        mean_se[kind] = (statistics.stdev(per_seed) / len(per_seed) ** 0.5) if cfg.seeds > 1 else 0.0
         secs = [results[(t, kind, cfg.seed + s)]["train_s"] for t in cfg.tasks for s in range(cfg.seeds)]
         rows.append([*row, mean_acc[kind], statistics.fmean(secs)])
     acc_table = Table(
@@ -206,6 +212,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
             mean_acc["laplacian"],
             f"best linear baseline ({best})",
             mean_acc[best],
+            margin=(mean_se["laplacian"] ** 2 + mean_se[best] ** 2) ** 0.5,  # combined standard error
         )
     notes = []
     if "softmax" in mean_acc and "laplacian" in mean_acc:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from iclr26.core.system import System
+from iclr26.core.system import RunFn, System
 
 
 @dataclass(frozen=True)
@@ -154,8 +156,26 @@ PAPERS: tuple[Paper, ...] = (
 )
 
 
-def _planned(paper: Paper) -> System:
-    return System(name=paper.name, number=paper.number, title=paper.title, claim=paper.claim)
+def _planned(paper: Paper, unavailable: str = "") -> System:
+    return System(
+        name=paper.name, number=paper.number, title=paper.title, claim=paper.claim, unavailable=unavailable
+    )
+
+
+def implemented_system(name: str, *, presets: Mapping[str, Any], run: RunFn) -> System:
+    """The System of catalog paper `name` (title, claim from PAPERS) with its presets and run."""
+    paper = next((p for p in PAPERS if p.name == name), None)
+    if paper is None:
+        raise KeyError(f"{name!r} is not in the catalog")
+    return System(
+        name=name,
+        number=paper.number,
+        title=paper.title,
+        claim=paper.claim,
+        presets=presets,
+        run=run,
+        readme=f"src/iclr26/{name}/README.md",
+    )
 
 
 def get_system(name: str) -> System:
@@ -172,9 +192,8 @@ def get_system(name: str) -> System:
         module = importlib.import_module(f"iclr26.{name}")
     except ModuleNotFoundError as e:
         # an implemented system whose optional dependencies are not installed
-        why = f"needs {e.name!r}: pip install 'iclr26[all]' (or run `make demo`)"
-        return System(
-            name=paper.name, number=paper.number, title=paper.title, claim=paper.claim, unavailable=why
+        return _planned(
+            paper, unavailable=f"needs {e.name!r}: pip install 'iclr26[all]' (or run `make demo`)"
         )
     system = getattr(module, "SYSTEM", None)
     if system is None:

@@ -10,8 +10,7 @@ Public API:
 
 from dataclasses import replace
 
-from iclr26.catalog import PAPERS
-from iclr26.core import System
+from iclr26.catalog import implemented_system
 from iclr26.laplacianformer.attention import (
     LaplacianAttention,
     exact_laplacian_attention,
@@ -59,16 +58,7 @@ PRESETS = {
     ),
 }
 
-_paper = next(p for p in PAPERS if p.name == "laplacianformer")
-SYSTEM = System(
-    name="laplacianformer",
-    number=_paper.number,
-    title=_paper.title,
-    claim=_paper.claim,
-    presets=PRESETS,
-    run=run,
-    readme="src/iclr26/laplacianformer/README.md",
-)
+SYSTEM = implemented_system("laplacianformer", presets=PRESETS, run=run)
 
 __all__ = [
     "ATTENTION_KINDS",

@@ -53,7 +53,6 @@ def landmark_pool(x: torch.Tensor, landmarks: int) -> torch.Tensor:
     if pad == 0:
         return x.reshape(*x.shape[:-2], landmarks, seg, x.shape[-1]).mean(-2)
     xp = F.pad(x, (0, 0, 0, pad))
-    counts = torch.full((landmarks,), float(seg), device=x.device, dtype=x.dtype)
     # the padded zeros sit at the end: the last segments hold fewer real tokens
     real = torch.arange(seg * landmarks, device=x.device) < n
     counts = real.reshape(landmarks, seg).sum(-1).clamp_min(1).to(x.dtype)

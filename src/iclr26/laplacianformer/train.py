@@ -92,6 +92,8 @@ def train_classifier(
         sched.load_state_dict(state["sched"])
         gen.set_state(state["gen"])
         start_epoch, elapsed, loss_value = state["epoch"], state["elapsed"], state["loss"]
+        if on_epoch and start_epoch:
+            on_epoch(start_epoch)  # progress already made before the interruption
     x, y = task.x_train.to(device), task.y_train.to(device)
     for epoch in range(start_epoch, cfg.epochs):
         t0 = time.perf_counter()

@@ -179,7 +179,8 @@ def token_logprobs(
     c_ids = torch.full((len(completions), c_len), pad_id, dtype=torch.long)
     c_mask = torch.zeros(len(completions), c_len, dtype=torch.bool)
     for i, c in enumerate(completions):
-        c_ids[i, : len(c)] = torch.tensor(c, dtype=torch.long) if c else c_ids[i, :0]
+        if c:
+            c_ids[i, : len(c)] = torch.tensor(c, dtype=torch.long)
         c_mask[i, : len(c)] = True
     ids = torch.cat([p_ids, c_ids], 1).to(device)
     mask = torch.cat([p_mask, c_mask], 1).to(device)

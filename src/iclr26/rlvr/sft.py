@@ -90,6 +90,8 @@ def pretrain(
         sched.load_state_dict(st["sched"])
         rng.bit_generator.state = st["rng"]
         start, elapsed, loss_v = st["step"], st["elapsed"], st["loss"]
+        if on_step and start:
+            on_step(start)  # progress already made before the interruption
     model.train()
     for step in range(start, cfg.steps):
         t0 = time.perf_counter()

@@ -6,8 +6,7 @@ Public API: `Scaffold` (the GRPO guide hook), `ScafConfig`, the hint tiers (`hin
 
 from dataclasses import replace
 
-from iclr26.catalog import PAPERS
-from iclr26.core import System
+from iclr26.catalog import implemented_system
 from iclr26.scaf_grpo.hints import TIERS, Hint, hint_ladder, hint_text
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 from iclr26.scaf_grpo.system import ScafGRPOConfig, run
@@ -51,15 +50,6 @@ PRESETS = {
     ),
 }
 
-_paper = next(p for p in PAPERS if p.name == "scaf_grpo")
-SYSTEM = System(
-    name="scaf_grpo",
-    number=_paper.number,
-    title=_paper.title,
-    claim=_paper.claim,
-    presets=PRESETS,
-    run=run,
-    readme="src/iclr26/scaf_grpo/README.md",
-)
+SYSTEM = implemented_system("scaf_grpo", presets=PRESETS, run=run)
 
 __all__ = ["SYSTEM", "TIERS", "Hint", "ScafConfig", "ScafGRPOConfig", "Scaffold", "hint_ladder", "hint_text"]

@@ -164,12 +164,14 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
         return pretraining_hint(problem, rng, cfg.hint_prob)
 
     with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:
-        ck = ctx.checkpoint_dir / "sft.pt"
-        done = 0
-        if ck.exists():
-            done = torch.load(ck, weights_only=False)["step"]
-            advance(done) if done else None
-        sft = pretrain(base, tok, sft_cfg, hint_sampler=hint_sampler, checkpoint=ck, on_step=advance)
+        sft = pretrain(
+            base,
+            tok,
+            sft_cfg,
+            hint_sampler=hint_sampler,
+            checkpoint=ctx.checkpoint_dir / "sft.pt",
+            on_step=advance,
+        )
     ctx.log(
         f"pretrained {sum(x.numel() for x in base.parameters()):,} parameters, final loss {sft['loss']:.3f}"
     )

@@ -88,13 +88,25 @@ def test_injective_feature_map_is_invertible_per_column():
     torch.testing.assert_close(phi * sd + mu, c)
 
 
-def test_landmark_pool_pads_uneven_lengths():
+def test_landmark_pool_splits_uneven_lengths_near_equally():
     x = torch.arange(10, dtype=D).reshape(1, 10, 1)
-    # 10 tokens, 4 landmarks: segments of 3 → [0,1,2], [3,4,5], [6,7,8], [9]
-    assert landmark_pool(x, 4).flatten().tolist() == [1.0, 4.0, 7.0, 9.0]
+    # 10 tokens, 4 landmarks: token t → segment ⌊4t/10⌋ → [0,1,2], [3,4], [5,6,7], [8,9]
+    assert landmark_pool(x, 4).flatten().tolist() == [1.0, 3.5, 6.0, 8.5]
     assert landmark_pool(x, 5).flatten().tolist() == [0.5, 2.5, 4.5, 6.5, 8.5]
     with pytest.raises(ValueError, match=r"landmarks \(11\) must not exceed the number of tokens \(10\)"):
         landmark_pool(x, 11)
+
+
+@pytest.mark.parametrize(("n", "m"), [(50, 16), (17, 16), (100, 33)])
+def test_landmark_pool_has_no_empty_segment(n, m):
+    # a ⌈N/m⌉ split would leave segments of padding only here (50 = 15·4 − 10 → 2 zero landmarks)
+    x = torch.rand(2, n, 3, dtype=D) + 1.0  # every token positive
+    pooled = landmark_pool(x, m)
+    assert pooled.shape == (2, m, 3)
+    assert (pooled >= 1.0).all()
+    sizes = torch.bincount(torch.arange(n) * m // n, minlength=m).to(D)
+    assert sizes.max() - sizes.min() <= 1  # near-equal contiguous segments
+    torch.testing.assert_close((pooled * sizes[:, None]).sum(-2) / n, x.mean(-2))  # size-weighted means
 
 
 ALL = [

@@ -40,24 +40,20 @@ def check_input(x: torch.Tensor, dim: int) -> None:
 
 
 def landmark_pool(x: torch.Tensor, landmarks: int) -> torch.Tensor:
-    """Segment means of x (..., N, d) into `landmarks` rows; N need not be divisible (pads).
+    """Segment means of x (..., N, d) into `landmarks` rows; N need not be divisible.
 
-    Tokens are split into `landmarks` contiguous segments of ⌈N/m⌉; a short last segment is
-    averaged over its real tokens only.
+    Token t goes to segment ⌊t·m/N⌋, so the m contiguous segments differ in size by at most one
+    and none is empty whenever m ≤ N (a ⌈N/m⌉ split would leave all-padding segments, e.g. N=50,
+    m=16, and with them zero landmarks).
     """
     n = x.shape[-2]
     if landmarks > n:
         raise ValueError(f"landmarks ({landmarks}) must not exceed the number of tokens ({n})")
-    seg = math.ceil(n / landmarks)
-    pad = seg * landmarks - n
-    if pad == 0:
-        return x.reshape(*x.shape[:-2], landmarks, seg, x.shape[-1]).mean(-2)
-    xp = F.pad(x, (0, 0, 0, pad))
-    # the padded zeros sit at the end: the last segments hold fewer real tokens
-    real = torch.arange(seg * landmarks, device=x.device) < n
-    counts = real.reshape(landmarks, seg).sum(-1).clamp_min(1).to(x.dtype)
-    sums = xp.reshape(*x.shape[:-2], landmarks, seg, x.shape[-1]).sum(-2)
-    return sums / counts[:, None]
+    if n % landmarks == 0:
+        return x.reshape(*x.shape[:-2], landmarks, n // landmarks, x.shape[-1]).mean(-2)
+    segment = torch.arange(n, device=x.device) * landmarks // n
+    onehot = (segment[None, :] == torch.arange(landmarks, device=x.device)[:, None]).to(x.dtype)
+    return (onehot / onehot.sum(-1, keepdim=True)) @ x  # (m, N) averaging matrix
 
 
 class _QKVAttention(nn.Module):

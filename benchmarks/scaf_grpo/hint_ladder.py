@@ -15,6 +15,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.rlvr import (
+    CharPolicy,
     CharTokenizer,
     CharTransformer,
     GRPOConfig,
@@ -37,24 +38,25 @@ def main() -> None:
     tok = CharTokenizer()
     model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
     model.load_state_dict(torch.load(SFT, weights_only=False)["model"])
-    trainer = GRPOTrainer(model, tok, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
+    policy = CharPolicy(model, tok)
+    trainer = GRPOTrainer(policy, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
     gen = torch.Generator().manual_seed(0)
     rows = []
     for level in (3, 4, 5):
         problems = make_problems(cfg.task, level, PROBLEMS, seed=77_000 + level)
         plain = trainer.sample(
-            [tok.encode(p.prompt, bos=True) for p in problems for _ in range(SAMPLES)], gen
+            [policy.encode_prompt(p.prompt) for p in problems for _ in range(SAMPLES)], gen
         )
         expanded = [p for p in problems for _ in range(SAMPLES)]
-        base = sum(verify(p, tok.decode(o)).reward for p, o in zip(expanded, plain, strict=True))
+        base = sum(verify(p, policy.decode(o)).reward for p, o in zip(expanded, plain, strict=True))
         row = {"level": level, "no hint": base / len(expanded)}
         for rung in range(12):
             hints = [hint_ladder(p)[rung] for p in expanded]
             prompts = [
-                tok.encode(p.hinted_prompt(h.text), bos=True) for p, h in zip(expanded, hints, strict=True)
+                policy.encode_prompt(p.hinted_prompt(h.text)) for p, h in zip(expanded, hints, strict=True)
             ]
             outs = trainer.sample(prompts, gen)
-            ok = sum(verify(p, tok.decode(o)).reward for p, o in zip(expanded, outs, strict=True))
+            ok = sum(verify(p, policy.decode(o)).reward for p, o in zip(expanded, outs, strict=True))
             row[f"{hints[0].tier}-{hints[0].level}"] = ok / len(expanded)
         rows.append(row)
         print(row, flush=True)

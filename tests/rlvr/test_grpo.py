@@ -3,6 +3,7 @@ import torch
 
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, group_advantages, grpo_loss, pass_at_k
 from iclr26.rlvr.model import CharTransformer, ModelConfig, token_logprobs
+from iclr26.rlvr.policy import CharPolicy
 from iclr26.rlvr.tasks import make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
 
@@ -49,7 +50,9 @@ def test_zero_variance_group_gives_zero_gradient():
     torch.manual_seed(0)
     tok = CharTokenizer()
     model = CharTransformer(ModelConfig(tok.vocab_size, 32, 1, 2, 96))
-    trainer = GRPOTrainer(model, tok, GRPOConfig(group_size=4, questions_per_step=2, max_new_tokens=8))
+    trainer = GRPOTrainer(
+        CharPolicy(model, tok), GRPOConfig(group_size=4, questions_per_step=2, max_new_tokens=8)
+    )
     probs = make_problems("addition", 5, 2, 0)
     groups = trainer.rollouts(probs, torch.Generator().manual_seed(0))
     assert all(r.reward == 0 for g in groups for r in g)  # an untrained model fails everything

@@ -6,15 +6,19 @@ import torch
 
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout, group_advantages, grpo_loss
 from iclr26.rlvr.model import CharTransformer, ModelConfig, token_logprobs
+from iclr26.rlvr.policy import CharPolicy
 from iclr26.rlvr.tasks import make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
 from iclr26.scaf_grpo.hints import LEVELS, TIERS, hint_ladder, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 
 
-@pytest.mark.parametrize("task", ["addition", "multiplication"])
-def test_hint_tiers_are_monotone_in_information(task):
-    p = make_problems(task, 6, 1, seed=2)[0]
+@pytest.mark.parametrize(
+    ("task", "level"),
+    [("addition", 6), ("multiplication", 6), ("countdown", 1), ("countdown", 3), ("countdown", 5)],
+)
+def test_hint_tiers_are_monotone_in_information(task, level):
+    p = make_problems(task, level, 1, seed=2)[0]
     for tier in TIERS:
         texts = [hint_text(p, tier, lv) for lv in LEVELS]
         for a, b in itertools.pairwise(texts):
@@ -63,10 +67,11 @@ def _scripted_sampler(tok, answers_from_rung: int, problem):
 def test_replacement_makes_a_stuck_group_trainable():
     tok, model = _setup()
     problem = make_problems("addition", 5, 1, 0)[0]
-    trainer = GRPOTrainer(model, tok, GRPOConfig(group_size=4, max_new_tokens=48))
+    policy = CharPolicy(model, tok)
+    trainer = GRPOTrainer(policy, GRPOConfig(group_size=4, max_new_tokens=48))
     groups = trainer.rollouts([problem], torch.Generator().manual_seed(0))
     assert all(r.reward == 0 for r in groups[0])
-    scaffold = Scaffold(tok, _scripted_sampler(tok, 9, problem), ScafConfig(warmup_steps=0))
+    scaffold = Scaffold(policy, _scripted_sampler(tok, 9, problem), ScafConfig(warmup_steps=0))
     guided = scaffold(groups, step=0, gen=torch.Generator())
     first = guided[0][0]
     assert first.reward == 1.0 and first.hint_level == 9  # the lowest rung that succeeds
@@ -84,27 +89,30 @@ def test_replacement_makes_a_stuck_group_trainable():
 
 
 def test_warmup_and_graft():
-    tok, _model = _setup()
+    tok, model = _setup()
+    policy = CharPolicy(model, tok)
     problem = make_problems("addition", 4, 1, 0)[0]
     failed = [
         Rollout(problem, tok.encode(problem.prompt, bos=True), tok.encode("A:0\n", eos=True), 0.0, True)
         for _ in range(3)
     ]
     sampler = _scripted_sampler(tok, 0, problem)
-    warm = Scaffold(tok, sampler, ScafConfig(warmup_steps=5))
+    warm = Scaffold(policy, sampler, ScafConfig(warmup_steps=5))
     assert warm([list(failed)], step=4, gen=torch.Generator())[0] == failed  # exempt during warm-up
-    graft = Scaffold(tok, sampler, ScafConfig(warmup_steps=0, graft=True))
+    graft = Scaffold(policy, sampler, ScafConfig(warmup_steps=0, graft=True))
     out = graft([list(failed)], step=5, gen=torch.Generator())[0][0]
     assert out.prompt_ids == failed[0].prompt_ids and out.hint_level == 0  # plain prompt, knowledge-1
 
 
 def test_ladder_failure_is_counted_not_fatal():
-    tok, _model = _setup()
+    tok, model = _setup()
     problem = make_problems("addition", 4, 1, 0)[0]
     failed = [
         Rollout(problem, tok.encode(problem.prompt, bos=True), [tok.eos_id], 0.0, False) for _ in range(2)
     ]
-    scaffold = Scaffold(tok, _scripted_sampler(tok, 99, problem), ScafConfig(warmup_steps=0))
+    scaffold = Scaffold(
+        CharPolicy(model, tok), _scripted_sampler(tok, 99, problem), ScafConfig(warmup_steps=0)
+    )
     assert scaffold([list(failed)], 0, torch.Generator())[0] == failed and scaffold.failed_ladders == 1
 
 
@@ -117,22 +125,24 @@ def test_rl_resumes_bitwise_from_state():
         for i in range(steps):
             trainer.step(probs[2 * i : 2 * i + 2], gen)
 
-    a = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
-    a.model.load_state_dict(model.state_dict())
+    a = GRPOTrainer(CharPolicy(CharTransformer(model.cfg), tok), cfg)
+    a.policy.module.load_state_dict(model.state_dict())
     ga = torch.Generator().manual_seed(0)
     run(4, a, ga)
-    b = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
-    b.model.load_state_dict(model.state_dict())
+    b = GRPOTrainer(CharPolicy(CharTransformer(model.cfg), tok), cfg)
+    b.policy.module.load_state_dict(model.state_dict())
     gb = torch.Generator().manual_seed(0)
     run(2, b, gb)
     state, gstate = b.state_dict(), gb.get_state()
-    c = GRPOTrainer(CharTransformer(model.cfg), tok, cfg)
+    c = GRPOTrainer(CharPolicy(CharTransformer(model.cfg), tok), cfg)
     c.load_state_dict(state)
     gc = torch.Generator()
     gc.set_state(gstate)
     for i in range(2, 4):
         c.step(probs[2 * i : 2 * i + 2], gc)
-    for x, y in zip(a.model.state_dict().values(), c.model.state_dict().values(), strict=True):
+    for x, y in zip(
+        a.policy.module.state_dict().values(), c.policy.module.state_dict().values(), strict=True
+    ):
         assert torch.equal(x, y)
 
 

@@ -1,22 +1,28 @@
 """Shared RL-from-verifiable-rewards testbed: arithmetic tasks with worked solutions and
-verifiers, a character-level policy with KV-cached sampling, supervised warm start, and GRPO.
+verifiers, the `Policy` interface (a character transformer, or any local Hugging Face causal LM)
+with KV-cached seeded sampling, supervised warm start, and GRPO (data-parallel under torchrun).
 
 Used by `scaf_grpo` and `repro_reward`.
 """
 
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout, group_advantages, grpo_loss, pass_at_k
+from iclr26.rlvr.hf_policy import HFPolicy, smollm2_policy
 from iclr26.rlvr.model import CharTransformer, ModelConfig, generate, token_logprobs
+from iclr26.rlvr.policy import CharPolicy, Policy
 from iclr26.rlvr.sft import SFTConfig, pretrain
 from iclr26.rlvr.tasks import GENERATORS, Problem, make_problems, verify
 from iclr26.rlvr.tokenizer import CharTokenizer
 
 __all__ = [
     "GENERATORS",
+    "CharPolicy",
     "CharTokenizer",
     "CharTransformer",
     "GRPOConfig",
     "GRPOTrainer",
+    "HFPolicy",
     "ModelConfig",
+    "Policy",
     "Problem",
     "Rollout",
     "SFTConfig",
@@ -26,6 +32,7 @@ __all__ = [
     "make_problems",
     "pass_at_k",
     "pretrain",
+    "smollm2_policy",
     "token_logprobs",
     "verify",
 ]

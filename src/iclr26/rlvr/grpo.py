@@ -20,6 +20,7 @@ all-zero rewards that is the "learning cliff" Scaf-GRPO addresses through the `g
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,10 +28,13 @@ from typing import Literal
 
 import numpy as np
 import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
-from iclr26.rlvr.model import CharTransformer, generate, token_logprobs
+from iclr26.core.distributed import DistInfo, all_gather_objects, shard
+from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import Problem, verify
-from iclr26.rlvr.tokenizer import CharTokenizer
 
 LossType = Literal["grpo", "dr_grpo", "dapo"]
 
@@ -117,57 +121,84 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 Guide = Callable[[list[list[Rollout]], int, torch.Generator], list[list[Rollout]]]
 
 
+def _dist_info(module: nn.Module) -> DistInfo:
+    """This process's place in an initialised `torch.distributed` group (rank 0 of 1 if none)."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return DistInfo()
+    device = next(module.parameters()).device
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    return DistInfo(dist.get_rank(), dist.get_world_size(), local, device)
+
+
 class GRPOTrainer:
     """Samples groups, scores them, and takes one clipped policy-gradient step per batch.
 
     `guide(groups, step, generator)` may rewrite the groups before the update (Scaf-GRPO).
+
+    Under `torchrun` (an initialised `torch.distributed` group) the same calls are data-parallel:
+    each rank takes its round-robin share of the questions it is given, samples them from its own
+    stream (seeded from `gen`, so `gen` advances alike on every rank), and the update runs through
+    DistributedDataParallel, so gradients — hence parameters — are the same on every rank. Step
+    metrics are means over ranks weighted by their number of questions (counts are summed).
     """
 
     def __init__(
         self,
-        model: CharTransformer,
-        tok: CharTokenizer,
+        policy: Policy,
         cfg: GRPOConfig,
         *,
-        ref_model: CharTransformer | None = None,
+        ref_policy: Policy | None = None,
         guide: Guide | None = None,
     ) -> None:
-        self.model, self.tok, self.cfg = model, tok, cfg
-        self.ref_model, self.guide = ref_model, guide
-        self.opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        self.policy, self.cfg = policy, cfg
+        self.ref_policy, self.guide = ref_policy, guide
+        self.opt = torch.optim.AdamW(policy.module.parameters(), lr=cfg.lr, weight_decay=0.0)
         self.step_idx = 0
+        self.dist = _dist_info(policy.module)
+        self.ddp: nn.Module | None = None
+        if self.dist.world_size > 1:
+            dev = self.dist.device
+            self.ddp = DistributedDataParallel(
+                policy.module, device_ids=[dev] if dev.type == "cuda" else None
+            )
 
-    def sample(self, prompts: list[list[int]], gen: torch.Generator, temperature: float | None = None):
-        """Completions (id lists) for `prompts`."""
+    def sample(
+        self, prompts: list[list[int]], gen: torch.Generator, temperature: float | None = None
+    ) -> list[list[int]]:
+        """Completions (id lists) for `prompts` at the configured length and temperature."""
         t = self.cfg.temperature if temperature is None else temperature
-        return generate(
-            self.model,
-            prompts,
-            max_new_tokens=self.cfg.max_new_tokens,
-            eos_id=self.tok.eos_id,
-            pad_id=self.tok.pad_id,
-            temperature=t,
-            generator=gen,
-        )
+        return self.policy.sample(prompts, self.cfg.max_new_tokens, t, gen)
 
     def rollouts(self, problems: list[Problem], gen: torch.Generator) -> list[list[Rollout]]:
         """G rollouts of each problem's plain prompt, scored by the verifier."""
         g = self.cfg.group_size
-        prompts = [self.tok.encode(p.prompt, bos=True) for p in problems for _ in range(g)]
+        prompts = [self.policy.encode_prompt(p.prompt) for p in problems for _ in range(g)]
         outs = self.sample(prompts, gen)
         groups = []
         for qi, p in enumerate(problems):
             group = []
             for j in range(g):
                 comp = outs[qi * g + j]
-                v = verify(p, self.tok.decode(comp))
+                v = verify(p, self.policy.decode(comp))
                 group.append(Rollout(p, prompts[qi * g + j], comp, v.reward, v.parsed))
             groups.append(group)
         return groups
 
+    def _local(self, problems: list[Problem], gen: torch.Generator) -> tuple[list[Problem], torch.Generator]:
+        """This rank's questions and sampling stream (all of them and `gen` on one process)."""
+        if self.dist.world_size == 1:
+            return problems, gen
+        if len(problems) < self.dist.world_size:
+            raise ValueError(
+                f"{len(problems)} problems for {self.dist.world_size} ranks: give at least one per rank"
+            )
+        seed = int(torch.randint(2**62, (1,), generator=gen))  # advances `gen` alike on every rank
+        return shard(problems, self.dist), torch.Generator().manual_seed(seed + self.dist.rank)
+
     def step(self, problems: list[Problem], gen: torch.Generator) -> dict[str, float]:
         """One GRPO update on `problems`; returns metrics."""
         t0 = time.perf_counter()
+        problems, gen = self._local(problems, gen)
         groups = self.rollouts(problems, gen)
         rewards0 = torch.tensor([[r.reward for r in grp] for grp in groups])
         zero_std0 = float((rewards0.std(1) == 0).float().mean())
@@ -177,21 +208,22 @@ class GRPOTrainer:
         adv = group_advantages(rewards, self.cfg.scale_rewards).flatten()
         flat = [r for grp in groups for r in grp]
         prompts = [r.prompt_ids for r in flat]
-        comps = [r.completion_ids if r.completion_ids else [self.tok.eos_id] for r in flat]
-        self.model.train()
-        logp, mask, entropy = token_logprobs(self.model, prompts, comps, self.tok.pad_id)
+        comps = [r.completion_ids if r.completion_ids else [self.policy.eos_id] for r in flat]
+        module = self.policy.module
+        module.train()
+        logp, mask, entropy = self.policy.token_logprobs(prompts, comps, module=self.ddp)
         ref_logp = None
-        if self.cfg.beta and self.ref_model is not None:
+        if self.cfg.beta and self.ref_policy is not None:
             with torch.no_grad():
-                ref_logp, _, _ = token_logprobs(self.ref_model, prompts, comps, self.tok.pad_id)
+                ref_logp, _, _ = self.ref_policy.token_logprobs(prompts, comps)
         loss = grpo_loss(logp, logp.detach(), adv, mask, self.cfg, ref_logp)  # μ = 1: π_old = π_θ
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        loss.backward()  # under DDP: gradients averaged over ranks here
+        torch.nn.utils.clip_grad_norm_(module.parameters(), self.cfg.grad_clip)
         self.opt.step()
         self.step_idx += 1
         lengths = mask.sum(1).float()
-        return {
+        metrics = {
             "step": self.step_idx,
             "loss": float(loss.detach()),
             "reward": float(rewards0.mean()),
@@ -203,27 +235,47 @@ class GRPOTrainer:
             "length": float(lengths.mean()),
             "seconds": time.perf_counter() - t0,
         }
+        return self._reduce(metrics, len(problems))
+
+    _COUNTS = ("guided", "unparsed")
+
+    def _reduce(self, metrics: dict[str, float], n_questions: int) -> dict[str, float]:
+        """Metrics over all ranks: counts summed, the rest averaged with weights n_questions."""
+        if self.dist.world_size == 1:
+            return metrics
+        keys = [k for k in metrics if k != "step"]
+        w = [1.0 if k in self._COUNTS else float(n_questions) for k in keys]
+        t = torch.tensor([[metrics[k] * wk for k, wk in zip(keys, w, strict=True)], w], dtype=torch.float64)
+        t = t.to(self.dist.device)  # NCCL reduces CUDA tensors only
+        dist.all_reduce(t)
+        t = t.cpu()
+        out = {k: float(t[0, i] / (1.0 if k in self._COUNTS else t[1, i])) for i, k in enumerate(keys)}
+        return {"step": metrics["step"], **out}
 
     @torch.no_grad()
     def evaluate(self, problems: list[Problem], k: int, gen: torch.Generator) -> dict[str, float]:
         """pass@1 (mean over k samples at the training temperature), pass@k, greedy accuracy."""
-        prompts = [self.tok.encode(p.prompt, bos=True) for p in problems]
+        problems, gen = self._local(problems, gen)
+        prompts = [self.policy.encode_prompt(p.prompt) for p in problems]
         samples = self.sample([p for p in prompts for _ in range(k)], gen)
         greedy = self.sample(prompts, gen, temperature=0.0)
         p1, pk = [], []
         for i, p in enumerate(problems):
-            c = sum(verify(p, self.tok.decode(s)).reward for s in samples[i * k : (i + 1) * k])
+            c = sum(verify(p, self.policy.decode(s)).reward for s in samples[i * k : (i + 1) * k])
             p1.append(c / k)
             pk.append(pass_at_k(k, int(c), k))
-        g = [verify(p, self.tok.decode(o)).reward for p, o in zip(problems, greedy, strict=True)]
+        g = [verify(p, self.policy.decode(o)).reward for p, o in zip(problems, greedy, strict=True)]
+        if self.dist.world_size > 1:  # every rank's per-problem scores, so the means are exact
+            parts = all_gather_objects((p1, pk, g), self.dist)
+            p1, pk, g = ([x for part in parts for x in part[j]] for j in range(3))  # type: ignore[index]
         return {"pass@1": float(np.mean(p1)), f"pass@{k}": float(np.mean(pk)), "greedy": float(np.mean(g))}
 
     def state_dict(self) -> dict:
         """Everything needed to resume: model, optimiser, step."""
-        return {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "step": self.step_idx}
+        return {"model": self.policy.module.state_dict(), "opt": self.opt.state_dict(), "step": self.step_idx}
 
     def load_state_dict(self, state: dict) -> None:
         """Restore from `state_dict()`."""
-        self.model.load_state_dict(state["model"])
+        self.policy.module.load_state_dict(state["model"])
         self.opt.load_state_dict(state["opt"])
         self.step_idx = state["step"]

@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr26.rlvr.model import CharTransformer, token_logprobs
+from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, Problem
-from iclr26.rlvr.tokenizer import CharTokenizer
 
 HintSampler = Callable[[Problem, np.random.Generator], str | None]
 
@@ -55,15 +54,14 @@ def parse_mix(mix: tuple[str, ...]) -> list[tuple[str, int]]:
     return pairs
 
 
-def sft_pair(problem: Problem, tok: CharTokenizer, hint: str | None = None) -> tuple[list[int], list[int]]:
-    """(prompt ids with <bos>, target ids ending in <eos>) for one problem."""
+def sft_pair(problem: Problem, policy: Policy, hint: str | None = None) -> tuple[list[int], list[int]]:
+    """(prompt ids, target ids ending in <eos>) for one problem, encoded by `policy`."""
     prompt = problem.prompt if hint is None else problem.hinted_prompt(hint)
-    return tok.encode(prompt, bos=True), tok.encode(problem.solution, eos=True)
+    return policy.encode_prompt(prompt), policy.encode_target(problem.solution)
 
 
 def pretrain(
-    model: CharTransformer,
-    tok: CharTokenizer,
+    policy: Policy,
     cfg: SFTConfig,
     *,
     hint_sampler: HintSampler | None = None,
@@ -71,6 +69,7 @@ def pretrain(
     on_step: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
     """Train on random easy problems; returns the final loss and wall time. Resumable."""
+    model = policy.module
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     warm = max(1, cfg.steps // 20)
 
@@ -100,10 +99,10 @@ def pretrain(
             task, level = pairs[int(rng.integers(len(pairs)))]
             prob = GENERATORS[task](level, rng)
             hint = hint_sampler(prob, rng) if hint_sampler else None
-            p, t = sft_pair(prob, tok, hint)
+            p, t = sft_pair(prob, policy, hint)
             prompts.append(p)
             targets.append(t)
-        logp, mask, _ = token_logprobs(model, prompts, targets, tok.pad_id)
+        logp, mask, _ = policy.token_logprobs(prompts, targets)
         loss = -(logp * mask).sum() / mask.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -1,6 +1,6 @@
-"""Arithmetic tasks with worked scratchpad solutions and verifiable final answers.
+"""Arithmetic and countdown tasks with worked scratchpad solutions and verifiable final answers.
 
-Every problem renders as
+Every arithmetic problem renders as
 
     Q:347+589                      ← the prompt (question)
     7+9+0=16                       ← scratchpad, one line per column, right to left:
@@ -11,18 +11,51 @@ Every problem renders as
 Difficulty `level` is the number of digits. Multiplication multiplies a `level`-digit number by
 one digit with the same column-wise scratchpad (d*m+carry=product). A verifier parses the first
 `A:` line; a completion without one earns reward 0 and is counted as unparsed, never an error.
+
+Countdown: reach a target from `level`+1 numbers (level 1..5, so 2..6 numbers) with + - *,
+each number used at most once:
+
+    Q:3,7,25,50>82                 ← the numbers in ascending order, `>`, the target
+    50+25=75                       ← one operation per line: x op y=z
+    75+7=82
+    A:82                           ← the target
+
+Numbers are drawn from 1..12; from level 3 on one of them is a large number from 25, 50, 75, 100.
+The worked solution is a random left-to-right chain over all the numbers in a random order (each
+step combines the running result with the next number), whose results stay in 1..999; the
+chain's last result is the target, and a target equal to one of the given numbers is redrawn.
+`Problem.operands` holds the numbers in the order the worked solution combines them.
+
+Countdown verification rule. The scratchpad is every line before the first line that starts with
+`A:`; text after that line is ignored.
+- Unparsed (reward 0, `parsed=False`): no line starts with `A:`, that line is not exactly
+  `A:<int>`, or a scratchpad line is not exactly `x op y=z` (x, y: non-negative integers without
+  leading zeros, op one of + - *, z an integer; no blank lines).
+- Parsed, reward 1 only if: the scratchpad has at least one step; in every step z = x op y and
+  z >= 0; x and y are each taken from the pool of given numbers and earlier results, and a taken
+  value leaves the pool (every number and every result is used at most once; z joins the pool);
+  the last step's z equals the target; and the `A:` value equals the target. Otherwise reward 0.
+Using every number is not required; any correct derivation earns the reward.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
-TASK_NAMES = ("addition", "multiplication")
+TASK_NAMES = ("addition", "multiplication", "countdown")  # append only: the index seeds make_problems
 MAX_LEVEL = 12
+MAX_LEVELS = {"addition": MAX_LEVEL, "multiplication": MAX_LEVEL, "countdown": 5}  # per-task level cap
+COUNTDOWN_SMALL = (1, 12)  # small numbers are drawn uniformly from this closed range
+COUNTDOWN_LARGE = (25, 50, 75, 100)  # one of these joins the numbers from level 3 on
+COUNTDOWN_LARGE_FROM = 3
+COUNTDOWN_CAP = 999  # every intermediate result of a generated chain lies in 1..COUNTDOWN_CAP
 _ANSWER = re.compile(r"A:(-?\d+)")
+_NUM = r"(?:0|[1-9]\d{0,17})"  # a non-negative integer without leading zeros (bounded: no int() limits)
+_CD_STEP = re.compile(rf"({_NUM})([+*-])({_NUM})=(-?{_NUM})")
 
 
 @dataclass(frozen=True)
@@ -88,7 +121,43 @@ def multiplication(level: int, rng: np.random.Generator) -> Problem:
     return Problem("multiplication", level, f"{a}*{m}", tuple(steps), str(a * m), (a, m))
 
 
-GENERATORS = {"addition": addition, "multiplication": multiplication}
+def _chain_step(acc: int, n: int) -> list[tuple[int, str, int, int]]:
+    """The (x, op, y, z) steps combining `acc` with `n` whose result z lies in 1..COUNTDOWN_CAP."""
+    options = []
+    if acc + n <= COUNTDOWN_CAP:
+        options.append((acc, "+", n, acc + n))
+    if acc != n:  # larger minus smaller, so the result stays positive
+        options.append((max(acc, n), "-", min(acc, n), abs(acc - n)))
+    if acc * n <= COUNTDOWN_CAP:
+        options.append((acc, "*", n, acc * n))
+    return options  # never empty: if acc + n > CAP then acc > CAP - 12 > n, so "-" is possible
+
+
+def countdown(level: int, rng: np.random.Generator) -> Problem:
+    """Reach a target from `level`+1 numbers with + - *; the worked solution chains all of them."""
+    cap = MAX_LEVELS["countdown"]
+    if not isinstance(level, int) or not 1 <= level <= cap:
+        raise ValueError(f"level must be an int in 1..{cap} for countdown, got {level!r}")
+    lo, hi = COUNTDOWN_SMALL
+    n_large = 1 if level >= COUNTDOWN_LARGE_FROM else 0
+    while True:  # redraw the rare chain whose target is one of the given numbers
+        numbers = [int(x) for x in rng.integers(lo, hi + 1, size=level + 1 - n_large)]
+        if n_large:
+            numbers.append(int(rng.choice(COUNTDOWN_LARGE)))
+        order = [numbers[i] for i in rng.permutation(len(numbers))]
+        acc, steps, used = order[0], [], []
+        for n in order[1:]:
+            options = _chain_step(acc, n)
+            x, op, y, acc = options[int(rng.integers(len(options)))]
+            used += [x, y] if not used else [n]  # the order in which numbers enter the chain
+            steps.append(f"{x}{op}{y}={acc}")
+        if acc not in numbers:
+            break
+    question = ",".join(map(str, sorted(numbers))) + f">{acc}"
+    return Problem("countdown", level, question, tuple(steps), str(acc), tuple(used))
+
+
+GENERATORS = {"addition": addition, "multiplication": multiplication, "countdown": countdown}
 
 
 def make_problems(task: str, level: int, count: int, seed: int) -> list[Problem]:
@@ -101,14 +170,43 @@ def make_problems(task: str, level: int, count: int, seed: int) -> list[Problem]
 
 @dataclass(frozen=True)
 class Verdict:
-    """The reward of one completion and whether an answer could be parsed at all."""
+    """The reward of one completion and whether it could be parsed at all (an `A:<int>`; for
+    countdown also a scratchpad of well-formed steps)."""
 
     reward: float
     parsed: bool
 
 
+def _apply(x: int, op: str, y: int) -> int:
+    return x + y if op == "+" else x - y if op == "-" else x * y
+
+
+def verify_countdown(problem: Problem, completion: str) -> Verdict:
+    """Reward 1 if the scratchpad derives the target by the countdown rule (module docstring)."""
+    lines = completion.split("\n")
+    end = next((i for i, line in enumerate(lines) if line.startswith("A:")), None)
+    if end is None or _ANSWER.fullmatch(lines[end]) is None:
+        return Verdict(0.0, False)
+    steps = [_CD_STEP.fullmatch(line) for line in lines[:end]]
+    if any(m is None for m in steps):
+        return Verdict(0.0, False)
+    pool = Counter(problem.operands)  # given numbers and unused earlier results
+    z = None
+    for m in steps:
+        x, op, y, z = int(m[1]), m[2], int(m[3]), int(m[4])
+        pool[x] -= 1
+        pool[y] -= 1
+        if pool[x] < 0 or pool[y] < 0 or z != _apply(x, op, y) or z < 0:
+            return Verdict(0.0, True)
+        pool[z] += 1
+    ok = z is not None and str(z) == problem.answer and lines[end][2:] == problem.answer
+    return Verdict(1.0 if ok else 0.0, True)
+
+
 def verify(problem: Problem, completion: str) -> Verdict:
-    """Reward 1 if the first `A:<int>` in `completion` equals the answer, else 0."""
+    """Reward of `completion`: countdown by its rule, arithmetic by the first `A:<int>` alone."""
+    if problem.task == "countdown":
+        return verify_countdown(problem, completion)
     m = _ANSWER.search(completion)
     if m is None:
         return Verdict(0.0, False)

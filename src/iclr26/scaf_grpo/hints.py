@@ -4,6 +4,7 @@ Three tiers of increasing information (Knowledge → Planning → Solution), eac
 that reveal cumulative parts:
 - knowledge: the rule of the procedure, one clause per level;
 - planning: the column plan (which digits meet in which order), a quarter of it per level;
+  for countdown, the order in which the worked solution combines the numbers (`use 50,25,7`);
 - solution: the first lines of the scratchpad, a quarter of them per level.
 The release comments the Planning tier out; `tiers=("knowledge", "solution")` does the same.
 """
@@ -32,6 +33,12 @@ _RULES = {
         "line: digit*m+carry=product",
         "carry the tens",
         "answer: last digit of each product, last product whole",
+    ),
+    "countdown": (
+        "join two numbers by + - or *",
+        "line: x op y=result",
+        "each number or result once",
+        "answer: last result, the target",
     ),
 }
 
@@ -63,6 +70,9 @@ def hint_text(problem: Problem, tier: str, level: int) -> str:
     if tier == "knowledge":
         return "; ".join(_RULES[problem.task][:level])
     if tier == "planning":
+        if problem.task == "countdown":
+            order = [str(n) for n in problem.operands]  # the numbers in the order they are combined
+            return "use " + ",".join(_share(order, level))
         if problem.task == "addition":
             plan = ["+".join(s.split("+")[:2]) for s in problem.steps]  # "d+d" per column
         else:

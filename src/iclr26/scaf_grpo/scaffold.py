@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import torch
 
 from iclr26.rlvr.grpo import Rollout
+from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import verify
-from iclr26.rlvr.tokenizer import CharTokenizer
 from iclr26.scaf_grpo.hints import TIERS, hint_ladder
 
 Sampler = Callable[[list[list[int]], torch.Generator], list[list[int]]]
@@ -45,10 +45,14 @@ class ScafConfig:
 
 
 class Scaffold:
-    """The `guide` hook of `GRPOTrainer` that implements Scaf-GRPO's hinted replacement."""
+    """The `guide` hook of `GRPOTrainer` that implements Scaf-GRPO's hinted replacement.
 
-    def __init__(self, tok: CharTokenizer, sampler: Sampler, cfg: ScafConfig) -> None:
-        self.tok, self.sampler, self.cfg = tok, sampler, cfg
+    `policy` encodes hinted prompts and decodes attempts; `sampler(prompts, generator)` draws the
+    attempts (normally `GRPOTrainer.sample`: the trainer's length and temperature).
+    """
+
+    def __init__(self, policy: Policy, sampler: Sampler, cfg: ScafConfig) -> None:
+        self.policy, self.sampler, self.cfg = policy, sampler, cfg
         self.rungs_used: Counter[str] = Counter()
         self.failed_ladders = 0
 
@@ -61,7 +65,7 @@ class Scaffold:
             return groups
         ladders = [hint_ladder(groups[i][0].problem, self.cfg.tiers) for i in stuck]
         prompts = [
-            self.tok.encode(groups[i][0].problem.hinted_prompt(h.text), bos=True)
+            self.policy.encode_prompt(groups[i][0].problem.hinted_prompt(h.text))
             for i, ladder in zip(stuck, ladders, strict=True)
             for h in ladder
         ]
@@ -71,7 +75,7 @@ class Scaffold:
             problem = groups[i][0].problem
             chosen = None
             for j, hint in enumerate(ladder):
-                if chosen is None and verify(problem, self.tok.decode(outs[k + j])).reward > 0:
+                if chosen is None and verify(problem, self.policy.decode(outs[k + j])).reward > 0:
                     chosen = (j, hint)
             if chosen is None:
                 self.failed_ladders += 1

@@ -14,6 +14,7 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.records import save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
 from iclr26.rlvr.model import CharTransformer, ModelConfig
+from iclr26.rlvr.policy import CharPolicy, Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
@@ -89,14 +90,13 @@ def _evaluate(trainer: GRPOTrainer, cfg: ScafGRPOConfig, seed: int) -> dict[int,
 
 def _train(
     method: str,
-    base: CharTransformer,
-    tok: CharTokenizer,
+    base: Policy,
     cfg: ScafGRPOConfig,
     seed: int,
     ctx: RunContext,
     advance,
 ) -> tuple[GRPOTrainer, list[dict], dict]:
-    model = copy.deepcopy(base)
+    policy = copy.deepcopy(base)
     gcfg = GRPOConfig(
         group_size=cfg.group_size,
         questions_per_step=cfg.questions_per_step,
@@ -104,10 +104,10 @@ def _train(
         max_new_tokens=cfg.max_new_tokens,
         loss_type=cfg.loss_type,
     )
-    trainer = GRPOTrainer(model, tok, gcfg)
+    trainer = GRPOTrainer(policy, gcfg)
     scaffold = None
     if method == "scaf_grpo":
-        scaffold = Scaffold(tok, trainer.sample, ScafConfig(cfg.warmup_steps, cfg.tiers, cfg.graft))
+        scaffold = Scaffold(policy, trainer.sample, ScafConfig(cfg.warmup_steps, cfg.tiers, cfg.graft))
         trainer.guide = scaffold
     ckpt = ctx.checkpoint_dir / f"{method}-s{seed}.pt"
     gen = torch.Generator().manual_seed(seed)
@@ -153,9 +153,8 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     device = resolve_device(cfg.device)
     set_seed(cfg.seed)
     tok = CharTokenizer()
-    base = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len)).to(
-        device
-    )
+    model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
+    base = CharPolicy(model.to(device), tok)
     sft_cfg = SFTConfig(steps=cfg.sft_steps, batch_size=cfg.sft_batch, mix=cfg.sft_mix, seed=cfg.seed)
 
     def hint_sampler(problem, rng):
@@ -166,16 +165,15 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:
         sft = pretrain(
             base,
-            tok,
             sft_cfg,
             hint_sampler=hint_sampler,
             checkpoint=ctx.checkpoint_dir / "sft.pt",
             on_step=advance,
         )
     ctx.log(
-        f"pretrained {sum(x.numel() for x in base.parameters()):,} parameters, final loss {sft['loss']:.3f}"
+        f"pretrained {sum(x.numel() for x in model.parameters()):,} parameters, final loss {sft['loss']:.3f}"
     )
-    base_trainer = GRPOTrainer(base, tok, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
+    base_trainer = GRPOTrainer(base, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
     cliff = _evaluate(base_trainer, cfg, cfg.seed)
     k = cfg.eval_k
     tables = [
@@ -199,7 +197,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
                     rec = json.loads(done.read_text())
                     advance(cfg.rl_steps)
                 else:
-                    trainer, hist, extra = _train(method, base, tok, cfg, seed, ctx, advance)
+                    trainer, hist, extra = _train(method, base, cfg, seed, ctx, advance)
                     ev = {str(lv): r for lv, r in _evaluate(trainer, cfg, seed).items()}
                     rec = {"eval": ev, "history": hist, "extra": extra}
                     done.parent.mkdir(exist_ok=True)

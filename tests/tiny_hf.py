@@ -6,10 +6,11 @@ import torch
 CHARS = "abcdefghijklmnopqrstuvwxyz0123456789 .,?!:+=\n"
 
 
-def tiny_llama(roles: bool = False, seed: int = 0):
+def tiny_llama(roles: bool = False, seed: int = 0, chars: str = CHARS):
     """(LlamaForCausalLM, PreTrainedTokenizerFast): 2 layers, width 32, one token per character.
 
-    With `roles`, <system>/<user>/<assistant> tokens and a chat template are added.
+    With `roles`, <system>/<user>/<assistant> tokens and a chat template are added; `chars` is the
+    character vocabulary.
     """
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import time
 import traceback
 from collections.abc import Mapping
@@ -68,10 +69,14 @@ def run_system(
         )
     console = console or Console()
     config = system.config(preset, overrides)  # ConfigError names the bad field
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    if out is None and world > 1:
+        raise ConfigError("under torchrun/accelerate give --out, so that all ranks share one run folder")
     if out is None:
         run_dir = make_run_dir(runs_root, system.name)
     else:
-        run_dir = Path(out)
+        # rank 0 owns the folder; other ranks keep their own record and checkpoints in rank<r>/
+        run_dir = Path(out) if rank == 0 else Path(out) / f"rank{rank}"
         run_dir.mkdir(parents=True, exist_ok=True)
         _check_resumable(run_dir, system.name, preset, config_to_dict(config))
     seed = getattr(config, "seed", None)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from iclr26.rlvr.policy import Policy
-from iclr26.rlvr.tasks import GENERATORS, MAX_LEVEL, Problem
+from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, Problem
 
 HintSampler = Callable[[Problem, np.random.Generator], str | None]
 
@@ -46,8 +46,8 @@ def parse_mix(mix: tuple[str, ...]) -> list[tuple[str, int]]:
             lo_i, hi_i = int(lo), int(hi or lo)
         except ValueError:
             raise ValueError(f"mix entry {entry!r}: write task:level or task:lo-hi") from None
-        if not 1 <= lo_i <= hi_i <= MAX_LEVEL:
-            raise ValueError(f"mix entry {entry!r}: levels must satisfy 1 <= lo <= hi <= {MAX_LEVEL}")
+        if not 1 <= lo_i <= hi_i <= MAX_LEVELS[task]:
+            raise ValueError(f"mix entry {entry!r}: levels must satisfy 1 <= lo <= hi <= {MAX_LEVELS[task]}")
         pairs += [(task, lv) for lv in range(lo_i, hi_i + 1)]
     if not pairs:
         raise ValueError("mix is empty: give at least one task:levels entry")

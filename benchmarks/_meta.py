@@ -37,7 +37,7 @@ def provenance() -> dict:
 
 def run_preset_benchmark(system, results_dir: Path, stem: str, description: str) -> None:
     """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`; saves
-    `results_dir/<stem>_<preset>.json` with the tables, claim check and provenance."""
+    `results_dir/<stem>_<preset>[_<tag>].json` with the tables, claim check and provenance."""
     from iclr26.core.config import parse_overrides
     from iclr26.core.runner import run_system
 
@@ -45,10 +45,11 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     ap.add_argument("--preset", default="demo")
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
+    ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
     args = ap.parse_args()
     record, run_dir = run_system(system, args.preset, parse_overrides(args.overrides), out=args.out)
     results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"{stem}_{args.preset}.json"
+    path = results_dir / f"{stem}_{args.preset}{'_' + args.tag if args.tag else ''}.json"
     payload = {
         **provenance(),
         "preset": args.preset,

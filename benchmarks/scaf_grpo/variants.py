@@ -1,6 +1,7 @@
-"""Scaf-GRPO variants from one pretrained checkpoint: learning rate, grafting, and the
-release's two-tier ladder (Planning off). Each variant runs the demo preset's RL and evaluation
-with one change; the pretraining checkpoint of `run.py` is reused (same pretraining settings).
+"""Variants from one pretrained checkpoint: learning rate, training on the hard level alone,
+grafting, the release's two-tier ladder (Planning off), Dr. GRPO's loss. Each variant runs the
+demo preset's RL and evaluation (both arms) with one change; the pretraining checkpoint of
+`run.py` is reused (same pretraining settings, so the same weights).
 
     python benchmarks/scaf_grpo/run.py          # first: pretrains and writes the checkpoint
     python benchmarks/scaf_grpo/variants.py
@@ -9,6 +10,7 @@ with one change; the pretraining checkpoint of `run.py` is reused (same pretrain
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -20,10 +22,12 @@ from iclr26.scaf_grpo import SYSTEM
 
 SFT = Path("runs/benchmarks/scaf_grpo/checkpoints/sft.pt")
 VARIANTS = {
-    "lr 3e-4 (demo default)": {},
-    "lr 5e-5": {"lr": "5e-5"},
-    "lr 5e-5, graft": {"lr": "5e-5", "graft": "true"},
-    "lr 5e-5, tiers knowledge+solution": {"lr": "5e-5", "tiers": "knowledge,solution"},
+    "demo (lr 5e-5, levels 2-4)": {},
+    "lr 3e-4": {"lr": "3e-4"},
+    "hard level only (train_levels=4)": {"train_levels": "4"},
+    "graft": {"graft": "true"},
+    "tiers knowledge+solution": {"tiers": "knowledge,solution"},
+    "loss dr_grpo": {"loss_type": "dr_grpo"},
 }
 
 
@@ -32,16 +36,16 @@ def main() -> None:
         raise SystemExit(f"{SFT} is missing: run benchmarks/scaf_grpo/run.py first")
     rows = []
     for name, over in VARIANTS.items():
-        out = Path("runs/benchmarks/scaf_grpo-variants") / name.replace(" ", "_").replace(",", "")
+        out = Path("runs/benchmarks/scaf_grpo-variants") / re.sub(r"[^\w.-]+", "_", name).strip("_")
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
         shutil.copy(SFT, out / "checkpoints" / "sft.pt")
         rec, _ = run_system(SYSTEM, "demo", over, out=out)
         final, training = rec.report.tables[1], rec.report.tables[2]
         for row in final.rows:
-            if row[0] == "scaf_grpo":
-                rows.append({"variant": name, "level": row[1], "pass@1": row[2], "pass@8": row[3]})
-        scaf = next(r for r in training.rows if r[0] == "scaf_grpo")
-        rows.append({"variant": name, "hinted": scaf[4], "zero_std_after": scaf[3], "rungs": scaf[5]})
+            keys = ["variant", "method", "level", "pass@1", "pass@8"]
+            rows.append(dict(zip(keys, [name, *row[:4]], strict=True)))
+        for row in training.rows:
+            rows.append({"variant": name, "method": row[0], "hinted": row[4], "zero_std_after": row[3]})
         print(name, rows[-1], flush=True)
     path = Path(__file__).parent / "results" / "variants.json"
     path.write_text(json.dumps({**provenance(), "rows": rows}, indent=1) + "\n")

@@ -26,6 +26,7 @@ from iclr26.scaf_grpo.hints import TIERS, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 
 METHODS = ("grpo", "scaf_grpo")
+_LEVEL_UNIT = {"countdown": "numbers − 1"}  # what a level counts; digits for arithmetic
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -70,7 +71,7 @@ class ScafGRPOConfig:
     sft_batch: int = 32
     sft_lr: float = 2e-3
     hint_prob: float = 0.5  # share of pretraining examples that carry a random hint line
-    rl_steps: int = 60
+    rl_steps: int = 100
     questions_per_step: int = 8
     group_size: int = 8
     lr: float = 5e-5
@@ -218,7 +219,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     tables = [
         Table(
             f"The learning cliff: {cfg.task} after pretraining on {', '.join(cfg.sft_mix)}",
-            ["level (digits)", "pass@1", f"pass@{k}", "greedy"],
+            [f"level ({_LEVEL_UNIT.get(cfg.task, 'digits')})", "pass@1", f"pass@{k}", "greedy"],
             [[lv, r["pass@1"], r[f"pass@{k}"], r["greedy"]] for lv, r in cliff.items()],
             caption=f"{cfg.eval_problems} held-out {cfg.task} problems per level, "
             f"{k} samples at temperature 1.",

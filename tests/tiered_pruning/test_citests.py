@@ -26,7 +26,12 @@ def gaussian():
     return sample_linear_gaussian(tg.dag, 2000, seed=4)[tg.observed]
 
 
-QUERIES = [("X0", "X1", ()), ("X0", "X5", ("X2",)), ("X1", "X4", ("X0", "X3")), ("X2", "X3", ("X0", "X1", "X5"))]
+QUERIES = [
+    ("X0", "X1", ()),
+    ("X0", "X5", ("X2",)),
+    ("X1", "X4", ("X0", "X3")),
+    ("X2", "X3", ("X0", "X1", "X5")),
+]
 
 
 def test_fisher_z_matches_causallearn_and_regression(gaussian):
@@ -35,7 +40,9 @@ def test_fisher_z_matches_causallearn_and_regression(gaussian):
     theirs = cit.CIT(gaussian.to_numpy(), "fisherz")
     col = {c: i for i, c in enumerate(gaussian.columns)}
     for x, y, s in QUERIES:
-        assert ours.p_value(x, y, s) == pytest.approx(theirs(col[x], col[y], [col[v] for v in s]), rel=1e-8, abs=1e-12)
+        assert ours.p_value(x, y, s) == pytest.approx(
+            theirs(col[x], col[y], [col[v] for v in s]), rel=1e-8, abs=1e-12
+        )
         # the partial correlation is the correlation of least-squares residuals
         z = np.column_stack([np.ones(len(gaussian)), *(gaussian[v] for v in s)])
         rx = gaussian[x] - z @ np.linalg.lstsq(z, gaussian[x], rcond=None)[0]
@@ -64,7 +71,9 @@ def test_fisher_z_bad_input_errors():
         FisherZTest(pd.DataFrame({"a": [1.0, 2.0, 3.0], "k": [5.0, 5.0, 5.0]}))
     rng = np.random.default_rng(0)
     u, v = rng.normal(size=100), rng.normal(size=100)
-    with pytest.raises(SingularCovarianceError, match=r"singular.*\['s', 'v', 'u'\] are \(nearly\) linearly dependent"):
+    with pytest.raises(
+        SingularCovarianceError, match=r"singular.*\['s', 'v', 'u'\] are \(nearly\) linearly dependent"
+    ):
         FisherZTest(pd.DataFrame({"u": u, "v": v, "s": u + 2 * v, "w": rng.normal(size=100)}))
     with pytest.raises(ValueError, match="unknown variable 'zz'"):
         FisherZTest(pd.DataFrame({"u": u, "v": v})).test("u", "zz")
@@ -85,7 +94,10 @@ def test_g_square_matches_scipy_unconditional_and_per_stratum():
     s = test.statistic("x", "y")
     assert (s.g2, s.dof) == (pytest.approx(g2, rel=1e-10), dof) and s.p_value == pytest.approx(p, rel=1e-8)
     # conditional: G² and dof add over the strata of z
-    parts = [stats.chi2_contingency(pd.crosstab(g.x, g.y).to_numpy(), correction=False, lambda_="log-likelihood") for _, g in data.groupby("z")]
+    parts = [
+        stats.chi2_contingency(pd.crosstab(g.x, g.y).to_numpy(), correction=False, lambda_="log-likelihood")
+        for _, g in data.groupby("z")
+    ]
     s = test.statistic("x", "y", ["z"])
     assert s.g2 == pytest.approx(sum(q[0] for q in parts), rel=1e-10) and s.dof == sum(q[2] for q in parts)
     cit = pytest.importorskip("causallearn.utils.cit")

@@ -19,7 +19,9 @@ def subsets(xs):
 
 
 def test_cyclic_dag_names_the_cycle():
-    with pytest.raises(CyclicGraphError, match=r"'b' -> 'c' -> 'a' -> 'b'|'a' -> 'b' -> 'c' -> 'a'|'c' -> 'a' -> 'b' -> 'c'"):
+    with pytest.raises(
+        CyclicGraphError, match=r"'b' -> 'c' -> 'a' -> 'b'|'a' -> 'b' -> 'c' -> 'a'|'c' -> 'a' -> 'b' -> 'c'"
+    ):
         DAG("abcd", [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])
     with pytest.raises(CyclicGraphError, match="self-loop"):
         DAG("ab", [("a", "a")])
@@ -98,7 +100,7 @@ def test_latent_projection_textbook():
 
 
 def test_mag_matches_inducing_path_definition_and_separations():
-    """Adjacent in the MAG iff no subset of the observed separates; same m-/d-separations; marks by ancestry."""
+    """MAG adjacency iff no observed set separates; same m-/d-separations; marks by ancestry."""
     for seed in range(6):
         tg = random_tiered_dag(6, 2, 2.0, 3, seed=seed)
         mag = tg.mag()

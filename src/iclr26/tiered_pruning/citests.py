@@ -110,7 +110,9 @@ class CITest(ABC):
         if x == y:
             raise ValueError(f"{type(self).__name__}: x and y are the same variable {x!r}")
         if x in cond or y in cond:
-            raise ValueError(f"{type(self).__name__}: the conditioning set {cond!r} contains x={x!r} or y={y!r}")
+            raise ValueError(
+                f"{type(self).__name__}: the conditioning set {cond!r} contains x={x!r} or y={y!r}"
+            )
         if len(set(cond)) < len(cond):
             raise ValueError(f"{type(self).__name__}: the conditioning set {cond!r} repeats a variable")
 
@@ -161,18 +163,29 @@ class FisherZTest(CITest):
             super().__init__(list(variables or ()), alpha)
             return
         df = _frame(data, variables, "FisherZTest")
-        bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+        bad = [
+            c
+            for c in df.columns
+            if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
+        ]
         if bad:
             kinds = ", ".join(f"{c!r} ({df[c].dtype})" for c in bad[:5])
-            raise TypeError(f"FisherZTest: non-numeric columns {kinds}; Fisher-z needs real-valued data (use GSquareTest for discrete)")
+            raise TypeError(
+                f"FisherZTest: non-numeric columns {kinds}; Fisher-z needs real-valued data "
+                "(use GSquareTest for discrete data)"
+            )
         x = df.to_numpy(dtype=float)
         if not np.isfinite(x).all():
             cols = [c for c, ok in zip(df.columns, np.isfinite(x).all(axis=0), strict=True) if not ok]
             raise ValueError(f"FisherZTest: columns {cols[:5]!r} contain NaN or inf; impute or drop them")
         sd = x.std(axis=0)
-        const = [c for c, s in zip(df.columns, sd, strict=True) if s <= 1e-12 * max(1.0, float(np.abs(x).max()))]
+        const = [
+            c for c, s in zip(df.columns, sd, strict=True) if s <= 1e-12 * max(1.0, float(np.abs(x).max()))
+        ]
         if const:
-            raise SingularCovarianceError(f"FisherZTest: columns {const[:5]!r} are constant (singular covariance); drop them")
+            raise SingularCovarianceError(
+                f"FisherZTest: columns {const[:5]!r} are constant (singular covariance); drop them"
+            )
         super().__init__(list(df.columns), alpha)
         self.n_samples = x.shape[0]
         self.corr = np.corrcoef(x, rowvar=False)
@@ -185,16 +198,22 @@ class FisherZTest(CITest):
         """A Fisher-z test from a covariance matrix (e.g. a SEM's population covariance) and a sample size."""
         cov = np.asarray(cov, dtype=float)
         if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or not np.allclose(cov, cov.T):
-            raise ValueError(f"FisherZTest.from_covariance: cov must be a symmetric square matrix, got shape {cov.shape}")
+            raise ValueError(
+                f"FisherZTest.from_covariance: cov must be a symmetric square matrix, got shape {cov.shape}"
+            )
         names = list(range(cov.shape[0])) if variables is None else list(variables)
         if len(names) != cov.shape[0]:
-            raise ValueError(f"FisherZTest.from_covariance: {len(names)} names for a {cov.shape[0]}x{cov.shape[0]} matrix")
+            raise ValueError(
+                f"FisherZTest.from_covariance: {len(names)} names for a {cov.shape[0]}x{cov.shape[0]} matrix"
+            )
         if not isinstance(n_samples, int) or n_samples < 4:
             raise ValueError(f"FisherZTest.from_covariance: n_samples must be an int >= 4, got {n_samples!r}")
         sd = np.sqrt(np.diag(cov))
         if (sd <= 0).any():
             zero = [names[i] for i in np.flatnonzero(sd <= 0)]
-            raise SingularCovarianceError(f"FisherZTest.from_covariance: variables {zero[:5]!r} have zero variance")
+            raise SingularCovarianceError(
+                f"FisherZTest.from_covariance: variables {zero[:5]!r} have zero variance"
+            )
         test = cls(None, names, alpha)
         test.n_samples = n_samples
         test.corr = cov / np.outer(sd, sd)
@@ -255,7 +274,7 @@ class GSquareTest(CITest):
     G² = 2 Σ_s Σ_ij O_sij log(O_sij / E_sij), E_sij = O_si· O_s·j / O_s··, over the strata s of
     the conditioning set that occur in the data. Degrees of freedom: Σ_s (r_s − 1)(c_s − 1), where
     r_s, c_s count the values of x and y that occur in stratum s — the usual correction for empty
-    cells (Spirtes, Glymour & Scheines 2000, Sec. 5.4.2.1; Tsamardinos et al. 2006). With zero
+    cells (as in Tetrad and causal-learn). With zero
     degrees of freedom the test cannot reject: p = 1.
 
     Parameters
@@ -270,7 +289,9 @@ class GSquareTest(CITest):
         df = _frame(data, variables, "GSquareTest")
         nan_cols = [c for c in df.columns if df[c].isna().any()]
         if nan_cols:
-            raise ValueError(f"GSquareTest: columns {nan_cols[:5]!r} have missing values; impute or drop them")
+            raise ValueError(
+                f"GSquareTest: columns {nan_cols[:5]!r} have missing values; impute or drop them"
+            )
         super().__init__(list(df.columns), alpha)
         codes, cards = [], []
         for c in df.columns:
@@ -297,7 +318,9 @@ class GSquareTest(CITest):
         else:
             strata = np.zeros(self.n_samples, dtype=np.int64)
             n_strata = 1
-        counts = np.bincount((strata * cx + xs) * cy + ys, minlength=n_strata * cx * cy).reshape(n_strata, cx, cy)
+        counts = np.bincount((strata * cx + xs) * cy + ys, minlength=n_strata * cx * cy).reshape(
+            n_strata, cx, cy
+        )
         n_sx = counts.sum(axis=2)  # (s, x)
         n_sy = counts.sum(axis=1)  # (s, y)
         n_s = n_sx.sum(axis=1)  # (s,)

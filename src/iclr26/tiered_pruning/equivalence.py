@@ -2,7 +2,7 @@
 
 The PAG of a MAG M (optionally refined by tiered knowledge) is, by definition, the graph with M's
 skeleton whose mark at each endpoint is the mark shared by every MAG Markov equivalent to M (and
-consistent with the knowledge), and a circle where they disagree (Zhang 2008, Def. 3; Andrews et
+consistent with the knowledge), and a circle where they disagree (Zhang 2008; Andrews et
 al. 2020 for the tiered class). This module computes exactly that by brute force on small graphs,
 independently of FCI's rules, so tests can check FCI and `mag_to_pag` against it.
 
@@ -13,7 +13,7 @@ consistent with the tiers and Markov equivalent to M, checked by m-separation:
 
 - `check="pairwise"`: a maximal ancestral graph's independence model is determined by its
   pairwise statements a ⊥ b | An({a, b}) minus {a, b} over non-adjacent pairs (Richardson &
-  Spirtes 2002, Thm 5.1; pairwise ⇔ global Markov for compositional graphoids, Sadeghi &
+  Spirtes 2002; pairwise ⇔ global Markov for compositional graphoids, Sadeghi &
   Lauritzen 2014). We check each graph's pairwise statements in the other.
 - `check="exhaustive"`: every non-adjacent pair given every subset of the other nodes (tiny
   graphs only; tests use it to check the pairwise shortcut).
@@ -78,7 +78,10 @@ def markov_equivalent_mags(
                 if w not in pos:
                     pos[w] = len(pos)
                     queue.append(w)
-    edges = sorted(((a, b) for a, b, _, _ in mag.edges()), key=lambda e: (max(pos[e[0]], pos[e[1]]), min(pos[e[0]], pos[e[1]])))
+    edges = sorted(
+        ((a, b) for a, b, _, _ in mag.edges()),
+        key=lambda e: (max(pos[e[0]], pos[e[1]]), min(pos[e[0]], pos[e[1]])),
+    )
     edge_id = {frozenset(e): i for i, e in enumerate(edges)}
     # unshielded triples (a, b, c), checked once the later of their two edges is assigned
     triples_at: list[list[tuple[Node, Node, Node, bool]]] = [[] for _ in edges]
@@ -113,7 +116,9 @@ def markov_equivalent_mags(
         if k == len(edges):
             leaves += 1
             if leaves > limit:
-                raise RuntimeError(f"markov_equivalent_mags: more than limit={limit} candidates; use a smaller graph")
+                raise RuntimeError(
+                    f"markov_equivalent_mags: more than limit={limit} candidates; use a smaller graph"
+                )
             try:
                 cand = MAG(nodes, [(a, b, marks[(b, a)], marks[(a, b)]) for a, b in edges])
             except ValueError:  # not ancestral

@@ -10,7 +10,7 @@ The baseline of the paper ("learn the full PAG, then identify"). Stages:
    then Zhang's R1–R4 and R8–R10.
 
 Tiered skeleton rule. If x and y are non-adjacent in the MAG, D-SEP(x, y) ⊆ An({x, y})
-m-separates them (Spirtes et al. 2000, Lemma 6.1.3; Richardson & Spirtes 2002), and An({x, y})
+m-separates them (Spirtes et al. 2000; Richardson & Spirtes 2002), and An({x, y})
 holds no variable in a tier later than both x's and y's. So a conditioning set that contains
 such a "future" variable is never needed: with `tiered_skeleton=True` both stages draw their
 conditioning sets only from variables in tier ≤ max(tier(x), tier(y)). In particular this skips
@@ -171,7 +171,9 @@ def tiered_fci(
                 removed = False
                 for u in (x, y):
                     pool = [v for v in g.nodes if v in pds[u] and v not in (x, y) and allowed(v, x, y)]
-                    top = len(pool) if cfg.max_pds_cond_size is None else min(len(pool), cfg.max_pds_cond_size)
+                    top = (
+                        len(pool) if cfg.max_pds_cond_size is None else min(len(pool), cfg.max_pds_cond_size)
+                    )
                     for k in range(top + 1):
                         for S in combinations(pool, k):
                             if test.independent(x, y, S):
@@ -234,7 +236,9 @@ class TieredFCI:
         tests = {"fisherz": FisherZTest, "gsq": GSquareTest}
         if self.ci_test not in tests:
             raise ValueError(f"TieredFCI: ci_test must be one of {sorted(tests)}, got {self.ci_test!r}")
-        config = FCIConfig(self.max_cond_size, self.possible_dsep, self.max_pds_cond_size, self.tiered_skeleton)
+        config = FCIConfig(
+            self.max_cond_size, self.possible_dsep, self.max_pds_cond_size, self.tiered_skeleton
+        )
         self.test_ = tests[self.ci_test](data, alpha=self.alpha)
         self.result_ = tiered_fci(self.test_, tiers, config=config)
         self.pag_ = self.result_.pag

@@ -173,17 +173,14 @@ def m_connected_nodes(
     reached: set[Node] = set()
     while queue:
         v, head_in = queue.popleft()
-        if v in zs:
-            # v can only be passed as a collider; it is never itself m-connected
-            pass
-        else:
+        if v not in zs:  # a node of zs can only be passed through as a collider
             reached.add(v)
         for w, head_v, head_w in incidence[v]:
             collider = head_in and head_v
-            if (v in an_z) if collider else (v not in zs):
-                if (w, head_w) not in seen:
-                    seen.add((w, head_w))
-                    queue.append((w, head_w))
+            passable = (v in an_z) if collider else (v not in zs)
+            if passable and (w, head_w) not in seen:
+                seen.add((w, head_w))
+                queue.append((w, head_w))
     return reached - set(xs)
 
 
@@ -202,7 +199,9 @@ def _m_separated(
         _check_known(v, index, what)
     overlap = (xs & ys) | (xs & zs) | (ys & zs)
     if overlap:
-        raise ValueError(f"{what}: x, y and the conditioning set must be disjoint; {sorted(map(repr, overlap))}")
+        raise ValueError(
+            f"{what}: x, y and the conditioning set must be disjoint; {sorted(map(repr, overlap))}"
+        )
     return not (m_connected_nodes(incidence, parents, xs, zs) & ys)
 
 
@@ -313,7 +312,7 @@ class DAG:
 
     # -- projections ---------------------------------------------------------------------------
     def latent_projection(self, latents: Iterable[Node]) -> ADMG:
-        """The ADMG over the observed nodes (Verma & Pearl 1990; Tian & Pearl 2002, Def. of projection).
+        """The ADMG over the observed nodes (Verma & Pearl 1990; Tian & Pearl 2002).
 
         a -> b iff there is a directed path a -> ... -> b whose interior is latent;
         a <-> b iff there is a path a <- ... <- l -> ... -> b with a latent fork l whose
@@ -346,11 +345,13 @@ class DAG:
                 for i, a in enumerate(reach):
                     for b in reach[i + 1 :]:
                         bidirected.add(frozenset((a, b)))
-        bi = sorted((tuple(self._sorted(e)) for e in bidirected), key=lambda e: (self._index[e[0]], self._index[e[1]]))
+        bi = sorted(
+            (tuple(self._sorted(e)) for e in bidirected), key=lambda e: (self._index[e[0]], self._index[e[1]])
+        )
         return ADMG(obs, directed, bi)  # type: ignore[arg-type]
 
     def to_mag(self, latents: Iterable[Node] = ()) -> MAG:
-        """The MAG over the observed nodes (Richardson & Spirtes 2002, Sec. 4.2.3; no selection)."""
+        """The MAG over the observed nodes (Richardson & Spirtes 2002; no selection)."""
         return self.latent_projection(latents).to_mag()
 
     # -- conversions ---------------------------------------------------------------------------
@@ -388,7 +389,12 @@ class DAG:
         nodes = [n.get_name() for n in g.get_nodes()]
         edges = []
         for e in g.get_graph_edges():
-            a, b, ea, eb = e.get_node1().get_name(), e.get_node2().get_name(), e.get_endpoint1(), e.get_endpoint2()
+            a, b, ea, eb = (
+                e.get_node1().get_name(),
+                e.get_node2().get_name(),
+                e.get_endpoint1(),
+                e.get_endpoint2(),
+            )
             if ea == Endpoint.TAIL and eb == Endpoint.ARROW:
                 edges.append((a, b))
             elif ea == Endpoint.ARROW and eb == Endpoint.TAIL:
@@ -463,7 +469,9 @@ class ADMG:
     @property
     def bidirected_edges(self) -> list[tuple[Node, Node]]:
         """Edges a <-> b listed once, with a before b in node order."""
-        return [(a, b) for a in self._nodes for b in self._sorted(self._sib[a]) if self._index[a] < self._index[b]]
+        return [
+            (a, b) for a in self._nodes for b in self._sorted(self._sib[a]) if self._index[a] < self._index[b]
+        ]
 
     def _sorted(self, vs: Iterable[Node]) -> list[Node]:
         return sorted(vs, key=self._index.__getitem__)
@@ -475,7 +483,8 @@ class ADMG:
         return len(self._nodes)
 
     def __repr__(self) -> str:
-        return f"ADMG({len(self._nodes)} nodes, {len(self.directed_edges)} directed, {len(self.bidirected_edges)} bidirected)"
+        n_dir, n_bi = len(self.directed_edges), len(self.bidirected_edges)
+        return f"ADMG({len(self._nodes)} nodes, {n_dir} directed, {n_bi} bidirected)"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -559,7 +568,7 @@ class ADMG:
     def has_inducing_path(self, a: Node, b: Node) -> bool:
         """Whether a and b are joined by an inducing path (no observed set m-separates them).
 
-        Richardson & Spirtes (2002), Thm 4.2: in an ADMG with no latent nodes this holds iff a and
+        Richardson & Spirtes (2002): in an ADMG with no latent nodes this holds iff a and
         b are m-connected given An({a, b}) minus {a, b}.
         """
         if b in self._pa[a] or a in self._pa[b] or b in self._sib[a]:
@@ -568,7 +577,7 @@ class ADMG:
         return not self.m_separated(a, b, cond)
 
     def to_mag(self) -> MAG:
-        """The MAG with the same m-separations and ancestral relations (R&S 2002, Sec. 4.2.3).
+        """The MAG with the same m-separations and ancestral relations (Richardson & Spirtes 2002).
 
         a and b are adjacent iff an inducing path joins them; the edge is a -> b if a ∈ An(b),
         b -> a if b ∈ An(a), and a <-> b otherwise.
@@ -702,7 +711,9 @@ class _MarkedGraph:
         if a == b:
             raise ValueError(f"{self._kind} edge {a!r}-{b!r} is a self-loop")
         if not isinstance(mark_a, Mark) or not isinstance(mark_b, Mark):
-            raise TypeError(f"{self._kind} edge {a!r}-{b!r}: marks must be Mark values, got {mark_a!r}, {mark_b!r}")
+            raise TypeError(
+                f"{self._kind} edge {a!r}-{b!r}: marks must be Mark values, got {mark_a!r}, {mark_b!r}"
+            )
         self._m[b][a] = mark_a
         self._m[a][b] = mark_b
 
@@ -756,7 +767,9 @@ class _MarkedGraph:
                 if self._index[a] >= self._index[b]:
                     continue
                 mine = self.edge_string(a, b) if self.adjacent(a, b) else None
-                theirs = other.edge_string(a, b) if (a in other and b in other and other.adjacent(a, b)) else None
+                theirs = (
+                    other.edge_string(a, b) if (a in other and b in other and other.adjacent(a, b)) else None
+                )
                 if mine != theirs:
                     out.append(f"{mine or f'{a} . {b}'}  vs  {theirs or f'{a} . {b}'}")
         return out
@@ -784,7 +797,9 @@ class _MarkedGraph:
         for a, b, data in g.edges(data=True):
             marks = data.get("marks")
             if not isinstance(marks, Mapping) or a not in marks or b not in marks:
-                raise ValueError(f"{cls._kind}.from_networkx: edge {a!r}-{b!r} lacks marks={{a: Mark, b: Mark}}")
+                raise ValueError(
+                    f"{cls._kind}.from_networkx: edge {a!r}-{b!r} lacks marks={{a: Mark, b: Mark}}"
+                )
             edges.append((a, b, Mark(marks[a]), Mark(marks[b])))
         return cls(g.nodes, edges)
 
@@ -797,8 +812,9 @@ class _MarkedGraph:
         names = _string_names(self._nodes)
         cl = {v: GraphNode(names[v]) for v in self._nodes}
         g = GeneralGraph([cl[v] for v in self._nodes])
+        to_ep = _to_endpoint()
         for a, b, ma, mb in self.edges():
-            g.add_edge(Edge(cl[a], cl[b], _TO_ENDPOINT()[ma], _TO_ENDPOINT()[mb]))
+            g.add_edge(Edge(cl[a], cl[b], to_ep[ma], to_ep[mb]))
         return g
 
     @classmethod
@@ -808,7 +824,11 @@ class _MarkedGraph:
 
         rn = rename or (lambda s: s)
         # causal-learn's Endpoint defines __eq__ without __hash__: key by its value
-        back = {Endpoint.TAIL.value: Mark.TAIL, Endpoint.ARROW.value: Mark.ARROW, Endpoint.CIRCLE.value: Mark.CIRCLE}
+        back = {
+            Endpoint.TAIL.value: Mark.TAIL,
+            Endpoint.ARROW.value: Mark.ARROW,
+            Endpoint.CIRCLE.value: Mark.CIRCLE,
+        }
         nodes = [rn(n.get_name()) for n in g.get_nodes()]
         edges = []
         for e in g.get_graph_edges():
@@ -819,14 +839,15 @@ class _MarkedGraph:
         return cls(nodes, edges)
 
 
-def _TO_ENDPOINT() -> dict[Mark, Any]:  # noqa: N802 (a lazily built constant table)
+def _to_endpoint() -> dict[Mark, Any]:
+    """Mark -> causal-learn Endpoint (built lazily: causal-learn is optional)."""
     from causallearn.graph.Endpoint import Endpoint
 
     return {Mark.TAIL: Endpoint.TAIL, Mark.ARROW: Endpoint.ARROW, Mark.CIRCLE: Endpoint.CIRCLE}
 
 
 class PAG(_MarkedGraph):
-    """A partial ancestral graph: edge marks tail, arrowhead or circle (Zhang 2008, Def. 3).
+    """A partial ancestral graph: edge marks tail, arrowhead or circle (Zhang 2008).
 
     Mutable: FCI builds it edge by edge and orients it with `set_mark`.
     """
@@ -868,7 +889,7 @@ class MAG(_MarkedGraph):
     """A maximal ancestral graph without selection bias: edges a -> b and a <-> b only.
 
     Validated on construction to be ancestral (no directed cycle; no a <-> b with a ∈ An(b),
-    Richardson & Spirtes 2002, Def. 3.7). Maximality is checked by `is_maximal()`.
+    Richardson & Spirtes 2002). Maximality is checked by `is_maximal()`.
     """
 
     _kind = "MAG"
@@ -880,18 +901,25 @@ class MAG(_MarkedGraph):
                 raise ValueError(f"MAG edge {self.edge_string(a, b)} has a circle mark; use a PAG")
             if ma is Mark.TAIL and mb is Mark.TAIL:
                 raise ValueError(
-                    f"MAG edge {self.edge_string(a, b)} is undirected (selection bias), which is not supported"
+                    f"MAG edge {self.edge_string(a, b)} is undirected (selection bias): not supported"
                 )
-        self._pa = {v: {w for w, m in self._m[v].items() if m is Mark.TAIL and self._m[w][v] is Mark.ARROW} for v in self._nodes}
+        self._pa = {
+            v: {w for w, m in self._m[v].items() if m is Mark.TAIL and self._m[w][v] is Mark.ARROW}
+            for v in self._nodes
+        }
         ch = {v: {w for w in self._m[v] if v in self._pa[w]} for v in self._nodes}
         _topological_order(self._nodes, self._pa, ch, "MAG (directed part)")
         for a, b, ma, mb in self.edges():
-            if ma is Mark.ARROW and mb is Mark.ARROW:
-                if a in _ancestors([b], self._pa) or b in _ancestors([a], self._pa):
-                    raise ValueError(f"MAG edge {a} <-> {b} closes an almost directed cycle: not ancestral")
+            if (
+                ma is Mark.ARROW
+                and mb is Mark.ARROW
+                and (a in _ancestors([b], self._pa) or b in _ancestors([a], self._pa))
+            ):
+                raise ValueError(f"MAG edge {a} <-> {b} closes an almost directed cycle: not ancestral")
         self._inc = self.incidence()
 
-    def add_edge(self, a: Node, b: Node, mark_a: Mark, mark_b: Mark) -> None:  # noqa: D102
+    def add_edge(self, a: Node, b: Node, mark_a: Mark, mark_b: Mark) -> None:
+        """Only during construction: a MAG is immutable afterwards."""
         if hasattr(self, "_inc"):
             raise TypeError("MAG is immutable after construction; build a new MAG")
         super().add_edge(a, b, mark_a, mark_b)
@@ -910,11 +938,11 @@ class MAG(_MarkedGraph):
         return _ancestors(_as_set(vs, self._index, "MAG.ancestors"), self._pa)
 
     def m_separated(self, x: Node | Iterable[Node], y: Node | Iterable[Node], z: Iterable[Node] = ()) -> bool:
-        """Whether x and y are m-separated given z (Richardson & Spirtes 2002, Def. 3.3)."""
+        """Whether x and y are m-separated given z (Richardson & Spirtes 2002)."""
         return _m_separated(self._inc, self._pa, self._index, x, y, z, "MAG.m_separated")
 
     def is_maximal(self) -> bool:
-        """Every non-adjacent pair is m-separated by some set (R&S 2002, Thm 5.1: by An({a,b}) minus a, b)."""
+        """Every non-adjacent pair is m-separated by some set (R&S 2002: by An({a,b}) minus a, b)."""
         for i, a in enumerate(self._nodes):
             for b in self._nodes[i + 1 :]:
                 if not self.adjacent(a, b) and not self.m_separated(a, b, self.ancestors([a, b]) - {a, b}):
@@ -949,7 +977,9 @@ class Tiers:
 
     def __init__(self, tiers: Sequence[Iterable[Node]], forbid_within: bool = False) -> None:
         if isinstance(tiers, (str, bytes)) or not isinstance(tiers, Sequence):
-            raise TypeError(f"Tiers: tiers must be a sequence of iterables of variables, got {type(tiers).__name__}")
+            raise TypeError(
+                f"Tiers: tiers must be a sequence of iterables of variables, got {type(tiers).__name__}"
+            )
         self._tiers: list[tuple[Node, ...]] = []
         self._tier_of: dict[Node, int] = {}
         for t, members in enumerate(tiers):
@@ -1006,7 +1036,8 @@ class Tiers:
         if missing:
             raise ValueError(
                 f"Tiers: {len(missing)} variable(s) are in no tier: {missing[:10]!r}"
-                f"{' ...' if len(missing) > 10 else ''}; add them to a tier (or pass tiers=None for no knowledge)"
+                f"{' ...' if len(missing) > 10 else ''}; add them to a tier "
+                "(or pass tiers=None for no knowledge)"
             )
 
     def can_be_ancestor(self, a: Node, b: Node) -> bool:
@@ -1022,7 +1053,10 @@ class Tiers:
         """The same knowledge over a subset of variables (empty tiers dropped)."""
         keep = set(variables)
         self.check_covers(keep)
-        return Tiers([[v for v in t if v in keep] for t in self._tiers if any(v in keep for v in t)], self.forbid_within)
+        return Tiers(
+            [[v for v in t if v in keep] for t in self._tiers if any(v in keep for v in t)],
+            self.forbid_within,
+        )
 
     def violations(self, graph: DAG | ADMG | MAG) -> list[tuple[Node, Node]]:
         """Pairs (a, b) of tiered variables with a ∈ An(b) that the knowledge forbids."""
@@ -1038,12 +1072,19 @@ class Tiers:
         """Raise ValueError if the graph contradicts the knowledge (names the first pairs)."""
         bad = self.violations(graph)
         if bad:
-            shown = ", ".join(f"{a!r} (tier {self.tier(a)}) is an ancestor of {b!r} (tier {self.tier(b)})" for a, b in bad[:5])
+            shown = ", ".join(
+                f"{a!r} (tier {self.tier(a)}) is an ancestor of {b!r} (tier {self.tier(b)})"
+                for a, b in bad[:5]
+            )
             raise ValueError(f"Tiers contradict the graph: {shown}{' ...' if len(bad) > 5 else ''}")
 
     @classmethod
     def from_topological_generations(
-        cls, dag: DAG, observed: Iterable[Node] | None = None, n_tiers: int | None = None, forbid_within: bool = False
+        cls,
+        dag: DAG,
+        observed: Iterable[Node] | None = None,
+        n_tiers: int | None = None,
+        forbid_within: bool = False,
     ) -> Tiers:
         """Tiers from a DAG's topological generations, restricted to `observed` and merged into at most
         `n_tiers` contiguous groups of generations. Always consistent with the DAG when

@@ -4,7 +4,7 @@ References
 ----------
 - Zhang (2008), "On the completeness of orientation rules for causal discovery in the presence of
   latent confounders and selection bias", AIJ 172: rules R0–R10. Without selection bias R5–R7
-  never apply, and R0–R4 with R8–R10 are arrowhead- and tail-complete (Zhang 2008, Sec. 4).
+  never apply, and R0–R4 with R8–R10 are arrowhead- and tail-complete (Zhang 2008).
 - Andrews, Spirtes & Cooper (2020), "On the completeness of causal discovery in the presence of
   latent confounding with tiered background knowledge", AISTATS: adding, after R0, the arrowheads
   the tiers imply (a *-> b whenever b's tier is later than a's) and then closing under R1–R4,
@@ -91,7 +91,7 @@ def orient_by_tiers(g: PAG, tiers: Tiers, log: OrientationLog | None = None) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# R1–R4 (Zhang 2008, Sec. 3 / Spirtes et al. 2000)
+# R1–R4 (Zhang 2008; Spirtes et al. 2000)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -144,7 +144,7 @@ def rule_3(g: PAG, log: OrientationLog | None = None) -> bool:
 
 
 def find_discriminating_path(g: PAG, a: Node, b: Node, c: Node) -> list[Node] | None:
-    """A discriminating path <d, ..., a, b, c> for b (Zhang 2008, Def. 6), or None.
+    """A discriminating path <d, ..., a, b, c> for b (Zhang 2008), or None.
 
     Requirements checked here: every vertex strictly between d and b is a collider on the path
     and a parent of c, and d is not adjacent to c. (The caller checks a <-* b and a -> c.)
@@ -194,7 +194,7 @@ def rule_4(g: PAG, sepset: Sepset, log: OrientationLog | None = None) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# R8–R10 (Zhang 2008, Sec. 4.2: tail rules, no selection bias)
+# R8–R10 (Zhang 2008: the tail rules that matter without selection bias)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -207,7 +207,13 @@ def rule_8(g: PAG, log: OrientationLog | None = None) -> bool:
                 continue
             for b in g.neighbors(a):
                 # a -> b or a -o b: tail at a, arrowhead or circle at b
-                if b != c and g.adjacent(b, c) and _directed(g, b, c) and g.mark(b, a) is T and g.mark(a, b) in (A, C):
+                if (
+                    b != c
+                    and g.adjacent(b, c)
+                    and _directed(g, b, c)
+                    and g.mark(b, a) is T
+                    and g.mark(a, b) in (A, C)
+                ):
                     changed |= _set(g, c, a, T, log, "R8")
                     break
     return changed
@@ -218,10 +224,12 @@ def _potentially_directed(g: PAG, u: Node, v: Node) -> bool:
     return g.mark(v, u) is not A and g.mark(u, v) is not T
 
 
-def uncovered_pd_targets(g: PAG, a: Node, first: Node, targets: Collection[Node], avoid: Collection[Node] = ()) -> set[Node]:
+def uncovered_pd_targets(
+    g: PAG, a: Node, first: Node, targets: Collection[Node], avoid: Collection[Node] = ()
+) -> set[Node]:
     """The targets t reachable by an uncovered potentially directed path <a, first, ..., t>.
 
-    Uncovered: every consecutive triple on the path is unshielded (Zhang 2008, Def. 7). Depth-first
+    Uncovered: every consecutive triple on the path is unshielded (Zhang 2008). Depth-first
     over simple paths; `avoid` nodes are never visited.
     """
     targets = set(targets)
@@ -306,7 +314,7 @@ def mag_to_pag(mag: MAG, tiers: Tiers | None = None) -> PAG:
     """The PAG of a MAG's Markov equivalence class, refined by tiered knowledge if given.
 
     Runs `orient` on the MAG's skeleton with the separating sets An({a, c}) minus {a, c}, which
-    m-separate every non-adjacent pair of a MAG (Richardson & Spirtes 2002, Thm 5.1). This is the
+    m-separate every non-adjacent pair of a MAG (Richardson & Spirtes 2002). This is the
     oracle FCI result without any search; `equivalence.pag_by_enumeration` checks it.
     """
     if tiers is not None:

@@ -74,7 +74,9 @@ def random_tiered_dag(
     for lat in latents:
         a, b = rng.choice(n_observed, size=2, replace=False)
         edges += [(lat, obs[a]), (lat, obs[b])]
-    tiers = Tiers([[obs[i] for i in range(n_observed) if tier_of[i] == t] for t in range(n_tiers)], forbid_within)
+    tiers = Tiers(
+        [[obs[i] for i in range(n_observed) if tier_of[i] == t] for t in range(n_tiers)], forbid_within
+    )
     return TieredGraph(DAG(obs + latents, edges), tuple(latents), tiers)
 
 
@@ -177,21 +179,31 @@ def sample_discrete(
     n_samples: int,
     seed: int | np.random.Generator = 0,
     n_states: int = 2,
-    concentration: float = 0.5,
+    strength: float = 1.5,
 ) -> pd.DataFrame:
-    """Categorical data: each node's CPT rows ~ Dirichlet(concentration) over `n_states` values."""
+    """Categorical data from a log-linear model: P(x_v = k | pa) ∝ exp(b_vk + Σ_p E_vp[x_p, k]).
+
+    Parent state i pushes the child towards state π_vp(i) (π_vp a random permutation):
+    E_vp[i, k] = w if k = π_vp(i) else −w/(n_states − 1), w ~ U(strength/2, strength), so every
+    parent visibly moves its child (random Dirichlet CPTs often make an edge nearly invisible);
+    b_vk ~ N(0, 0.5²).
+    """
     if n_states < 2:
         raise ValueError(f"sample_discrete: n_states must be >= 2, got {n_states}")
+    if strength <= 0:
+        raise ValueError(f"sample_discrete: strength must be > 0, got {strength}")
     rng = _rng(seed)
     index = {v: i for i, v in enumerate(dag.nodes)}
     cols: dict[Node, np.ndarray] = {}
     for v in dag.topological_order():
-        pa = sorted(dag.parents(v), key=index.__getitem__)
-        config = np.zeros(n_samples, dtype=np.int64)
-        for p in pa:
-            config = config * n_states + cols[p]
-        cpt = rng.dirichlet(np.full(n_states, concentration), size=n_states ** len(pa))
+        logits = np.tile(rng.normal(0.0, 0.5, n_states), (n_samples, 1))
+        for p in sorted(dag.parents(v), key=index.__getitem__):
+            w = rng.uniform(strength / 2, strength)
+            effect = np.full((n_states, n_states), -w / (n_states - 1))
+            effect[np.arange(n_states), rng.permutation(n_states)] = w
+            logits += effect[cols[p]]
+        prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+        prob /= prob.sum(axis=1, keepdims=True)
         u = rng.random(n_samples)[:, None]
-        cols[v] = (u > np.cumsum(cpt[config], axis=1)).sum(axis=1).clip(max=n_states - 1)
+        cols[v] = (u > np.cumsum(prob, axis=1)).sum(axis=1).clip(max=n_states - 1)
     return pd.DataFrame({v: cols[v] for v in dag.nodes})
-

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from iclr26.rlvr.model import left_pad
+from iclr26.rlvr.model import completion_scores, left_pad, pack
 from iclr26.rlvr.policy import Scores
 
 # Files any one of which lets `AutoTokenizer.from_pretrained` build a tokenizer.
@@ -213,25 +213,11 @@ class HFPolicy:
         completion starts in the same column.
         """
         module = self.module if module is None else module
-        device = self.device
-        p_ids, p_mask = left_pad(prompts, self.pad_id)
-        c_len = max(1, max(len(c) for c in completions))
-        c_ids = torch.full((len(completions), c_len), self.pad_id, dtype=torch.long)
-        c_mask = torch.zeros(len(completions), c_len, dtype=torch.bool)
-        for i, c in enumerate(completions):
-            if c:
-                c_ids[i, : len(c)] = torch.tensor(c, dtype=torch.long)
-            c_mask[i, : len(c)] = True
-        ids = torch.cat([p_ids, c_ids], 1).to(device)
-        mask = torch.cat([p_mask, c_mask], 1).to(device)
+        ids, mask, c_ids, c_mask = pack(prompts, completions, self.pad_id, self.device)
+        c_len = c_ids.shape[1]
         kw = {"logits_to_keep": c_len} if self._keep_arg else {}
         logits = self._forward(module, ids[:, :-1], mask[:, :-1], use_cache=False, **kw).logits
-        logits = logits[:, -c_len:].float()  # predictions of the completion tokens
-        logp_all = logits.log_softmax(-1)
-        c_ids, c_mask = c_ids.to(device), c_mask.to(device)
-        logp = logp_all.gather(-1, c_ids[..., None]).squeeze(-1)
-        entropy = -(logp_all.exp() * logp_all).sum(-1)
-        return logp, c_mask, entropy
+        return completion_scores(logits[:, -c_len:], c_ids, c_mask)  # predictions of the completions
 
 
 def smollm2_policy(device: str | torch.device = "cpu") -> HFPolicy:

@@ -165,15 +165,11 @@ def generate(
     return result
 
 
-def token_logprobs(
-    model: CharTransformer, prompts: list[list[int]], completions: list[list[int]], pad_id: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Log-probs (B, C) of each completion token given its prompt, their mask, and entropies.
-
-    Sequences are laid out as left-padded prompt followed by right-padded completion, so the
-    completion tokens of every row sit in the same columns.
-    """
-    device = next(model.parameters()).device
+def pack(
+    prompts: list[list[int]], completions: list[list[int]], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rows of left-padded prompt then right-padded completion, so every row's completion sits in
+    the same columns: (ids, mask, completion ids, completion mask), on `device`."""
     p_ids, p_mask = left_pad(prompts, pad_id)
     c_len = max(1, max(len(c) for c in completions))
     c_ids = torch.full((len(completions), c_len), pad_id, dtype=torch.long)
@@ -182,11 +178,25 @@ def token_logprobs(
         if c:
             c_ids[i, : len(c)] = torch.tensor(c, dtype=torch.long)
         c_mask[i, : len(c)] = True
-    ids = torch.cat([p_ids, c_ids], 1).to(device)
-    mask = torch.cat([p_mask, c_mask], 1).to(device)
-    logits, _ = model(ids[:, :-1], mask[:, :-1])
-    logits = logits[:, p_ids.shape[1] - 1 :].float()  # predictions of the completion tokens
-    logp_all = logits.log_softmax(-1)
-    logp = logp_all.gather(-1, c_ids.to(device)[..., None]).squeeze(-1)
+    ids, mask = torch.cat([p_ids, c_ids], 1), torch.cat([p_mask, c_mask], 1)
+    return ids.to(device), mask.to(device), c_ids.to(device), c_mask.to(device)
+
+
+def completion_scores(
+    logits: torch.Tensor, c_ids: torch.Tensor, c_mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """From the logits (B, C, V) that predict the completion tokens: their log-probs, the mask and
+    the entropies of the predictive distributions, each (B, C)."""
+    logp_all = logits.float().log_softmax(-1)
+    logp = logp_all.gather(-1, c_ids[..., None]).squeeze(-1)
     entropy = -(logp_all.exp() * logp_all).sum(-1)
-    return logp, c_mask.to(device), entropy
+    return logp, c_mask, entropy
+
+
+def token_logprobs(
+    model: CharTransformer, prompts: list[list[int]], completions: list[list[int]], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Log-probs (B, C) of each completion token given its prompt, their mask, and entropies."""
+    ids, mask, c_ids, c_mask = pack(prompts, completions, pad_id, next(model.parameters()).device)
+    logits, _ = model(ids[:, :-1], mask[:, :-1])
+    return completion_scores(logits[:, -c_ids.shape[1] :], c_ids, c_mask)  # predict the completions

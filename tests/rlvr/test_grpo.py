@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 
@@ -68,3 +70,62 @@ def test_zero_variance_group_gives_zero_gradient():
 def test_group_size_below_two_is_refused():
     with pytest.raises(ValueError, match="group_size must be >= 2"):
         GRPOConfig(group_size=1)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_per_token_advantages_broadcast_like_per_sequence(loss_type):
+    cfg = GRPOConfig(loss_type=loss_type, max_new_tokens=4)
+    g = torch.Generator().manual_seed(0)
+    old = torch.randn(3, 4, generator=g)
+    logp = (old + 0.3 * torch.randn(3, 4, generator=g)).requires_grad_()  # ratios inside and outside the clip
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1], [1, 0, 0, 0]])
+    adv = torch.tensor([1.0, -2.0, 0.5])
+    losses, grads = [], []
+    for a in (adv, adv[:, None], adv[:, None].expand(3, 4)):  # (N,), (N, 1), (N, T)
+        loss = grpo_loss(logp, old, a, mask, cfg)
+        (grad,) = torch.autograd.grad(loss, logp)
+        losses.append(loss.detach())
+        grads.append(grad)
+    assert torch.equal(losses[0], losses[1]) and torch.equal(losses[0], losses[2])
+    assert torch.equal(grads[0], grads[1]) and torch.equal(grads[0], grads[2])
+    with pytest.raises(ValueError, match=r"advantages must be \(N,\) or \(N, T\)"):
+        grpo_loss(logp, old, adv[:, None, None], mask, cfg)
+
+
+def test_per_token_advantages_known_value():
+    # ratio = 1: per-token loss = −A_t; grpo = mean over sequences of the per-sequence token mean
+    logp = torch.zeros(2, 3)
+    adv = torch.tensor([[1.0, 2.0, 3.0], [-1.0, 5.0, 7.0]])
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    assert float(grpo_loss(logp, logp, adv, mask, GRPOConfig())) == pytest.approx((-2 + 1) / 2)
+
+
+def _reward_even_sum(groups, step, gen):
+    """A test guide: reward rollouts whose token ids have an even sum (non-zero advantages)."""
+    return [[dataclasses.replace(r, reward=float(sum(r.completion_ids) % 2 == 0)) for r in g] for g in groups]
+
+
+def test_token_advantages_hook_is_used_and_checked():
+    tok = CharTokenizer()
+    cfg = GRPOConfig(group_size=4, questions_per_step=2, max_new_tokens=8)
+    problems = make_problems("addition", 2, 2, 0)
+    seen = []
+
+    def broadcast(rollouts, adv, entropy):  # per-token advantages equal to the outcome advantage
+        seen.append((len(rollouts), tuple(adv.shape), tuple(entropy.shape), entropy.requires_grad))
+        return adv[:, None].expand_as(entropy).clone()
+
+    params = {}
+    for name, hook in (("none", None), ("broadcast", broadcast)):
+        torch.manual_seed(0)
+        model = CharTransformer(ModelConfig(tok.vocab_size, 32, 1, 2, 96))
+        trainer = GRPOTrainer(CharPolicy(model, tok), cfg, guide=_reward_even_sum, token_advantages=hook)
+        start = [p.detach().clone() for p in model.parameters()]
+        trainer.step(problems, torch.Generator().manual_seed(0))
+        params[name] = [p.detach().clone() for p in model.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(start, params["none"], strict=True))  # it trained
+    assert seen and seen[0][:2] == (8, (8,)) and seen[0][2][0] == 8 and not seen[0][3]
+    assert all(torch.equal(a, b) for a, b in zip(params["none"], params["broadcast"], strict=True))
+    bad = GRPOTrainer(CharPolicy(model, tok), cfg, token_advantages=lambda r, a, e: a[:, None])
+    with pytest.raises(ValueError, match="token_advantages returned shape"):
+        bad.step(problems, torch.Generator().manual_seed(0))

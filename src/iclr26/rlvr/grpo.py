@@ -96,10 +96,16 @@ def grpo_loss(
     cfg: GRPOConfig,
     ref_logp: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """The clipped GRPO objective for per-token log-probs (N, T), advantages (N,), mask (N, T)."""
+    """The clipped GRPO objective for per-token log-probs (N, T), mask (N, T) and advantages (N,),
+    one per sequence, or per token (N, T) (anything broadcastable to it, e.g. (N, 1))."""
     mask = mask.float()
     ratio = torch.exp(logp - old_logp)
-    adv = advantages[:, None]
+    if advantages.ndim == 1:
+        adv = advantages[:, None]
+    elif advantages.ndim == 2:
+        adv = advantages  # per-token advantages (e.g. RePro's process return)
+    else:
+        raise ValueError(f"advantages must be (N,) or (N, T), got shape {tuple(advantages.shape)}")
     per_token = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip_eps_low, 1 + cfg.clip_eps_high) * adv)
     if cfg.beta and ref_logp is not None:
         d = ref_logp - logp
@@ -119,6 +125,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 Guide = Callable[[list[list[Rollout]], int, torch.Generator], list[list[Rollout]]]
+# (flat rollouts, outcome advantages (N,), token entropies (N, T), detached) -> advantages (N, T)
+TokenAdvantages = Callable[[list[Rollout], torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def _dist_info(module: nn.Module) -> DistInfo:
@@ -134,6 +142,10 @@ class GRPOTrainer:
     """Samples groups, scores them, and takes one clipped policy-gradient step per batch.
 
     `guide(groups, step, generator)` may rewrite the groups before the update (Scaf-GRPO).
+    `token_advantages(rollouts, advantages, entropy)`, when given, turns the outcome advantages (N,)
+    of the flat rollouts (group after group) into per-token advantages (N, T) aligned with the
+    completion tokens, using the (N, T) entropies of the scored completions (RePro); without it the
+    update is exactly plain GRPO.
 
     Under `torchrun` (an initialised `torch.distributed` group) the same calls are data-parallel:
     each rank takes its round-robin share of the questions it is given, samples them from its own
@@ -149,9 +161,11 @@ class GRPOTrainer:
         *,
         ref_policy: Policy | None = None,
         guide: Guide | None = None,
+        token_advantages: TokenAdvantages | None = None,
     ) -> None:
         self.policy, self.cfg = policy, cfg
         self.ref_policy, self.guide = ref_policy, guide
+        self.token_advantages = token_advantages
         self.opt = torch.optim.AdamW(policy.module.parameters(), lr=cfg.lr, weight_decay=0.0)
         self.step_idx = 0
         self.dist = _dist_info(policy.module)
@@ -216,7 +230,16 @@ class GRPOTrainer:
         if self.cfg.beta and self.ref_policy is not None:
             with torch.no_grad():
                 ref_logp, _, _ = self.ref_policy.token_logprobs(prompts, comps)
-        loss = grpo_loss(logp, logp.detach(), adv, mask, self.cfg, ref_logp)  # μ = 1: π_old = π_θ
+        loss_adv = adv
+        if self.token_advantages is not None:
+            loss_adv = self.token_advantages(flat, adv, entropy.detach())
+            if tuple(loss_adv.shape) != tuple(logp.shape):
+                raise ValueError(
+                    f"token_advantages returned shape {tuple(loss_adv.shape)}; it must match the completion "
+                    f"tokens' {tuple(logp.shape)} (N rollouts, T = longest completion, empty ones as [eos])"
+                )
+            loss_adv = loss_adv.to(logp.device)
+        loss = grpo_loss(logp, logp.detach(), loss_adv, mask, self.cfg, ref_logp)  # μ = 1: π_old = π_θ
         self.opt.zero_grad(set_to_none=True)
         loss.backward()  # under DDP: gradients averaged over ranks here
         torch.nn.utils.clip_grad_norm_(module.parameters(), self.cfg.grad_clip)

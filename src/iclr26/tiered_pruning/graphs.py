@@ -606,6 +606,21 @@ class ADMG:
         out.discard(a)
         return out
 
+    def canonical_dag(self, prefix: str = "U") -> tuple[DAG, list[Node]]:
+        """A DAG with one exogenous latent parent per bidirected edge, and its latents; its latent
+        projection is this ADMG. Latents are named f"{prefix}[a,b]" (primes added on a clash)."""
+        latents: list[Node] = []
+        edges: list[tuple[Node, Node]] = list(self.directed_edges)
+        taken = set(self._nodes)
+        for a, b in self.bidirected_edges:
+            name = f"{prefix}[{a},{b}]"
+            while name in taken:
+                name += "'"
+            taken.add(name)
+            latents.append(name)
+            edges += [(name, a), (name, b)]
+        return DAG([*self._nodes, *latents], edges), latents
+
     # -- conversions ---------------------------------------------------------------------------
     def to_networkx(self) -> tuple[nx.DiGraph, nx.Graph]:
         """(directed part as DiGraph, bidirected part as Graph), both over all nodes (as in y0)."""

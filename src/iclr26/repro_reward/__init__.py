@@ -57,3 +57,48 @@ __all__ = [
     "token_cuts",
     "trajectory_scores",
 ]
+
+from dataclasses import replace as _replace
+
+from iclr26.catalog import implemented_system
+from iclr26.repro_reward.system import ReProSystemConfig, run
+
+_DEMO = ReProSystemConfig()
+PRESETS = {
+    "smoke": _replace(
+        _DEMO,
+        dim=32,
+        layers=1,
+        heads=2,
+        sft_steps=20,
+        sft_batch=16,
+        rl_steps=3,
+        questions_per_step=2,
+        group_size=4,
+        max_new_tokens=48,
+        eval_levels=(1, 2),
+        train_levels=(1, 2),
+        eval_problems=4,
+        eval_k=2,
+    ),
+    "demo": _DEMO,
+    # The paper trains 1.5B-8B models with PPO/GRPO on math; our char policy at GPU scale: a
+    # bigger model, longer pretraining and RL, levels 2-5, 3 seeds.
+    "paper": _replace(
+        _DEMO,
+        seeds=3,
+        dim=256,
+        layers=6,
+        heads=8,
+        sft_steps=20000,
+        sft_mix=("addition:1-5",),
+        rl_steps=500,
+        questions_per_step=32,
+        train_levels=(2, 3, 4, 5),
+        eval_levels=(1, 2, 3, 4, 5),
+        eval_problems=200,
+        max_new_tokens=128,
+        device="cuda",
+    ),
+}
+SYSTEM = implemented_system("repro_reward", presets=PRESETS, run=run)

@@ -16,6 +16,7 @@ from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, Problem
 
 HintSampler = Callable[[Problem, np.random.Generator], str | None]
+Transform = Callable[[Problem, np.random.Generator], Problem]
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ def pretrain(
     cfg: SFTConfig,
     *,
     hint_sampler: HintSampler | None = None,
+    transform: Transform | None = None,
     checkpoint: Path | None = None,
     on_step: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
@@ -98,6 +100,8 @@ def pretrain(
         for _ in range(cfg.batch_size):
             task, level = pairs[int(rng.integers(len(pairs)))]
             prob = GENERATORS[task](level, rng)
+            if transform is not None:  # e.g. RePro's testbed appends re-check lines to the solution
+                prob = transform(prob, rng)
             hint = hint_sampler(prob, rng) if hint_sampler else None
             p, t = sft_pair(prob, policy, hint)
             prompts.append(p)

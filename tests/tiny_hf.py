@@ -40,3 +40,15 @@ def tiny_llama(roles: bool = False, seed: int = 0, chars: str = CHARS):
         pad_token_id=0,
     )
     return LlamaForCausalLM(cfg), fast
+
+
+def save_tiny_checkpoint(path, tokenizer: bool = True):
+    """A tiny chat Llama whose characters cover the rlvr tasks, saved as a checkpoint folder
+    (without its tokenizer files when `tokenizer` is False); returns `path`."""
+    import string
+
+    model, fast = tiny_llama(roles=True, chars=string.digits + string.ascii_letters + ":+-*=,;>\n ")
+    model.save_pretrained(path)
+    if tokenizer:
+        fast.save_pretrained(path)
+    return path

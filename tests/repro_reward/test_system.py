@@ -55,3 +55,15 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"w": "1.5"})
     with pytest.raises(ConfigError, match="train_levels must be non-empty addition levels"):
         SYSTEM.config("demo", {"train_levels": "13"})
+
+
+def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
+    """`policy=<folder>`: the same testbed, warm start and RePro hook on any local causal LM."""
+    from iclr26.core.runner import run_system
+    from iclr26.repro_reward import SYSTEM
+    from tests.tiny_hf import save_tiny_checkpoint
+
+    ckpt = save_tiny_checkpoint(tmp_path / "tiny")
+    record, run_dir = run_system(SYSTEM, "smoke", {"policy": str(ckpt), "sft_lr": "1e-3"}, out=tmp_path / "r")
+    assert record.status == "complete"
+    assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "grpo_repro-s0.json"]

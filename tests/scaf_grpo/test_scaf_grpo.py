@@ -11,6 +11,7 @@ from iclr26.rlvr.tasks import make_problems
 from iclr26.rlvr.tokenizer import CharTokenizer
 from iclr26.scaf_grpo.hints import LEVELS, TIERS, hint_ladder, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
+from tests.tiny_hf import save_tiny_checkpoint
 
 
 @pytest.mark.parametrize(
@@ -178,24 +179,12 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"dtype": "fp8"})
 
 
-def _tiny_checkpoint(path, tokenizer: bool = True):
-    import string
-
-    from tests.tiny_hf import tiny_llama
-
-    model, fast = tiny_llama(roles=True, chars=string.digits + string.ascii_letters + ":+-*=,;>\n ")
-    model.save_pretrained(path)
-    if tokenizer:
-        fast.save_pretrained(path)
-    return path
-
-
 def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     """`policy=<folder>` trains and evaluates any local causal LM through the same loop."""
     from iclr26.core.runner import run_system
     from iclr26.scaf_grpo import SYSTEM
 
-    ckpt = _tiny_checkpoint(tmp_path / "tiny")
+    ckpt = save_tiny_checkpoint(tmp_path / "tiny")
     over = {"policy": str(ckpt), "sft_lr": "1e-3", "task": "countdown", "sft_mix": "countdown:1-2"}
     over |= {"train_levels": "1", "eval_levels": "1,2"}
     record, run_dir = run_system(SYSTEM, "smoke", over, out=tmp_path / "r")
@@ -209,7 +198,7 @@ def test_checkpoint_without_tokenizer_is_a_clear_error(tmp_path):
     from iclr26.core.runner import run_system
     from iclr26.scaf_grpo import SYSTEM
 
-    ckpt = _tiny_checkpoint(tmp_path / "no_tok", tokenizer=False)
+    ckpt = save_tiny_checkpoint(tmp_path / "no_tok", tokenizer=False)
     with pytest.raises(FileNotFoundError, match="has no tokenizer files"):
         run_system(SYSTEM, "smoke", {"policy": str(ckpt)}, out=tmp_path / "r")
 

@@ -82,22 +82,24 @@ PRESETS = {
         eval_k=2,
     ),
     "demo": _DEMO,
-    # The paper trains 1.5B-8B models with PPO/GRPO on math; our char policy at GPU scale: a
-    # bigger model, longer pretraining and RL, levels 2-5, 3 seeds.
+    # The paper's setting with the checkpoint we ship: SmolLM2-135M-Instruct, bf16 on a GPU, warm-
+    # started on the re-check data; `--set policy=/path/to/checkpoint` takes any local causal LM.
     "paper": _replace(
         _DEMO,
         seeds=3,
-        dim=256,
-        layers=6,
-        heads=8,
-        sft_steps=20000,
+        policy="smollm2",
+        dtype="bfloat16",
+        sft_steps=2000,
+        sft_batch=64,
+        sft_lr=2e-5,
         sft_mix=("addition:1-5",),
         rl_steps=500,
         questions_per_step=32,
+        lr=1e-6,
         train_levels=(2, 3, 4, 5),
         eval_levels=(1, 2, 3, 4, 5),
         eval_problems=200,
-        max_new_tokens=128,
+        max_new_tokens=160,
         device="cuda",
     ),
 }

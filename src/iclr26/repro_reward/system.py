@@ -17,11 +17,10 @@ from iclr26.core.records import save_figure
 from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout
-from iclr26.rlvr.model import CharTransformer, ModelConfig
-from iclr26.rlvr.policy import CharPolicy, Policy
+from iclr26.rlvr.policies import DTYPES, build_policy
+from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems, verify
-from iclr26.rlvr.tokenizer import CharTokenizer
 
 METHODS = ("grpo", "grpo+repro")
 
@@ -32,6 +31,11 @@ class ReProSystemConfig:
 
     seed: int = 0
     seeds: int = 1  # independent RL seeds (the pretrained model is shared)
+    # "char": a character transformer from scratch (dim/layers/heads/max_len); "smollm2"; or a
+    # local Hugging Face checkpoint folder (in `dtype`, prompts in its chat template if `chat`)
+    policy: str = "char"
+    dtype: str = "float32"
+    chat: bool = True
     task: str = "addition"
     sft_mix: tuple[str, ...] = ("addition:1-3",)
     recheck_p: float = 0.6  # share of warm-start solutions that re-check after the answer is fixed
@@ -74,6 +78,8 @@ class ReProSystemConfig:
         if self.seeds < 1 or self.rl_steps < 1:
             raise ValueError("seeds and rl_steps must be >= 1")
         ReProConfig(alpha=self.alpha, w=self.w, top_k=self.top_k)  # validates them
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
         if not 0 <= self.recheck_p <= 1 or self.max_rechecks < 1:
             raise ValueError("recheck_p must be in [0, 1] and max_rechecks >= 1")
 
@@ -155,9 +161,16 @@ def run(cfg: ReProSystemConfig, ctx: RunContext) -> Report:
     """Pretrain with re-checks, train both arms, evaluate, tabulate, plot."""
     torch.set_num_threads(cfg.threads)
     set_seed(cfg.seed)
-    tok = CharTokenizer()
-    model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
-    base = CharPolicy(model.to(resolve_device(cfg.device)), tok)
+    base = build_policy(
+        cfg.policy,
+        resolve_device(cfg.device),
+        dim=cfg.dim,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        max_len=cfg.max_len,
+        dtype=cfg.dtype,
+        chat=cfg.chat,
+    )
     sft_cfg = SFTConfig(
         steps=cfg.sft_steps, batch_size=cfg.sft_batch, lr=cfg.sft_lr, mix=cfg.sft_mix, seed=cfg.seed
     )

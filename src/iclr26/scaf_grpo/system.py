@@ -16,33 +16,15 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.records import save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
-from iclr26.rlvr.hf_policy import HFPolicy
-from iclr26.rlvr.model import CharTransformer, ModelConfig
-from iclr26.rlvr.policy import CharPolicy, Policy
+from iclr26.rlvr.policies import DTYPES, build_policy
+from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems
-from iclr26.rlvr.tokenizer import CharTokenizer
 from iclr26.scaf_grpo.hints import TIERS, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 
 METHODS = ("grpo", "scaf_grpo")
 _LEVEL_UNIT = {"countdown": "numbers − 1"}  # what a level counts; digits for arithmetic
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def build_policy(cfg: ScafGRPOConfig, device: torch.device) -> Policy:
-    """The untrained policy `cfg.policy` names, on `device`."""
-    if cfg.policy == "char":
-        tok = CharTokenizer()
-        model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
-        return CharPolicy(model.to(device), tok)
-    if cfg.policy == "smollm2":
-        from iclr26.core.llm.hf import smollm2_hf_dir
-
-        path = smollm2_hf_dir()
-    else:
-        path = cfg.policy  # check_checkpoint_dir names what a bad folder lacks
-    return HFPolicy.from_pretrained(path, device=device, dtype=_DTYPES[cfg.dtype], chat=cfg.chat)
 
 
 @dataclass(frozen=True)
@@ -100,8 +82,8 @@ class ScafGRPOConfig:
                 raise ValueError(f"{name} must be non-empty {self.task} levels in 1..{top}, got {lv}")
         if missing := sorted(set(self.train_levels) - set(self.eval_levels)):
             raise ValueError(f"eval_levels must include every train level; missing {missing}")
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
         bad = [t for t in self.tiers if t not in TIERS]
         if bad:
             raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
@@ -191,7 +173,16 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     torch.set_num_threads(cfg.threads)
     dist = init_distributed(cfg.device) if _launched() else DistInfo(device=resolve_device(cfg.device))
     set_seed(cfg.seed)
-    base = build_policy(cfg, dist.device)
+    base = build_policy(
+        cfg.policy,
+        dist.device,
+        dim=cfg.dim,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        max_len=cfg.max_len,
+        dtype=cfg.dtype,
+        chat=cfg.chat,
+    )
     sft_cfg = SFTConfig(
         steps=cfg.sft_steps, batch_size=cfg.sft_batch, lr=cfg.sft_lr, mix=cfg.sft_mix, seed=cfg.seed
     )

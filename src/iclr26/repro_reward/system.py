@@ -17,7 +17,7 @@ from iclr26.core.records import save_figure
 from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout
-from iclr26.rlvr.policies import DTYPES, build_policy
+from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems, verify
@@ -161,16 +161,7 @@ def run(cfg: ReProSystemConfig, ctx: RunContext) -> Report:
     """Pretrain with re-checks, train both arms, evaluate, tabulate, plot."""
     torch.set_num_threads(cfg.threads)
     set_seed(cfg.seed)
-    base = build_policy(
-        cfg.policy,
-        resolve_device(cfg.device),
-        dim=cfg.dim,
-        layers=cfg.layers,
-        heads=cfg.heads,
-        max_len=cfg.max_len,
-        dtype=cfg.dtype,
-        chat=cfg.chat,
-    )
+    base = policy_from_config(cfg, resolve_device(cfg.device))
     sft_cfg = SFTConfig(
         steps=cfg.sft_steps, batch_size=cfg.sft_batch, lr=cfg.sft_lr, mix=cfg.sft_mix, seed=cfg.seed
     )

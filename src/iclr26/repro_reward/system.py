@@ -16,7 +16,7 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.records import save_figure
 from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
-from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType, Rollout
 from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
@@ -51,6 +51,7 @@ class ReProSystemConfig:
     questions_per_step: int = 8
     group_size: int = 8
     lr: float = 1e-4
+    loss_type: LossType = "grpo"  # token aggregation of the clipped objective
     max_new_tokens: int = 96
     train_levels: tuple[int, ...] = (2, 3)
     alpha: float = 0.1  # weight of the process return in the token advantage (paper: 0.1)
@@ -130,6 +131,7 @@ def _train(
         questions_per_step=cfg.questions_per_step,
         lr=cfg.lr,
         max_new_tokens=cfg.max_new_tokens,
+        loss_type=cfg.loss_type,
     )
     recorder = _Recorder(policy)
     repro = None

@@ -15,7 +15,7 @@ import torch
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.records import save_figure
-from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType
 from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
@@ -58,7 +58,7 @@ class ScafGRPOConfig:
     group_size: int = 8
     lr: float = 5e-5
     max_new_tokens: int = 64
-    loss_type: str = "grpo"
+    loss_type: LossType = "grpo"
     # RL problems: each question's level is drawn from these; the claim is scored on those past the
     # cliff (pass@k = 0 after pretraining). Mixing in easy levels keeps their skills alive.
     train_levels: tuple[int, ...] = (2, 3, 4)

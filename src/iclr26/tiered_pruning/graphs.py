@@ -210,7 +210,42 @@ def _m_separated(
 # ---------------------------------------------------------------------------------------------
 
 
-class DAG:
+class _DirectedPart:
+    """Parents, children, ancestors, descendants and a topological order of a graph's directed
+    edges (shared by `DAG` and `ADMG`, which fill `_index`, `_pa`, `_ch` and `_order`)."""
+
+    _index: dict[Node, int]
+    _pa: dict[Node, set[Node]]
+    _ch: dict[Node, set[Node]]
+    _order: list[Node]
+
+    def _where(self, method: str) -> str:
+        return f"{type(self).__name__}.{method}"
+
+    def parents(self, v: Node) -> set[Node]:
+        """Pa(v)."""
+        _check_known(v, self._index, self._where("parents"))
+        return set(self._pa[v])
+
+    def children(self, v: Node) -> set[Node]:
+        """Ch(v)."""
+        _check_known(v, self._index, self._where("children"))
+        return set(self._ch[v])
+
+    def ancestors(self, vs: Node | Iterable[Node]) -> set[Node]:
+        """An(vs), including vs, along directed edges."""
+        return _ancestors(_as_set(vs, self._index, self._where("ancestors")), self._pa)
+
+    def descendants(self, vs: Node | Iterable[Node]) -> set[Node]:
+        """De(vs), including vs."""
+        return _ancestors(_as_set(vs, self._index, self._where("descendants")), self._ch)
+
+    def topological_order(self) -> list[Node]:
+        """A topological order of the directed edges (parents first; ties broken by node order)."""
+        return list(self._order)
+
+
+class DAG(_DirectedPart):
     """A directed acyclic graph; some of its nodes may be declared latent by the caller.
 
     Parameters
@@ -263,28 +298,6 @@ class DAG:
         return isinstance(other, DAG) and set(self._nodes) == set(other._nodes) and self._pa == other._pa
 
     __hash__ = None  # type: ignore[assignment]
-
-    def parents(self, v: Node) -> set[Node]:
-        """Pa(v)."""
-        _check_known(v, self._index, "DAG.parents")
-        return set(self._pa[v])
-
-    def children(self, v: Node) -> set[Node]:
-        """Ch(v)."""
-        _check_known(v, self._index, "DAG.children")
-        return set(self._ch[v])
-
-    def ancestors(self, vs: Node | Iterable[Node]) -> set[Node]:
-        """An(vs), including vs."""
-        return _ancestors(_as_set(vs, self._index, "DAG.ancestors"), self._pa)
-
-    def descendants(self, vs: Node | Iterable[Node]) -> set[Node]:
-        """De(vs), including vs."""
-        return _ancestors(_as_set(vs, self._index, "DAG.descendants"), self._ch)
-
-    def topological_order(self) -> list[Node]:
-        """A topological order (parents first; ties broken by node order)."""
-        return list(self._order)
 
     def topological_generations(self) -> list[list[Node]]:
         """Generations: sources, then nodes whose parents are all in earlier generations, ..."""
@@ -416,7 +429,7 @@ def _string_names(nodes: Sequence[Node]) -> dict[Node, str]:
 # ---------------------------------------------------------------------------------------------
 
 
-class ADMG:
+class ADMG(_DirectedPart):
     """An acyclic directed mixed graph: directed edges plus bidirected edges (latent confounding).
 
     Parameters
@@ -496,32 +509,10 @@ class ADMG:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def parents(self, v: Node) -> set[Node]:
-        """Pa(v)."""
-        _check_known(v, self._index, "ADMG.parents")
-        return set(self._pa[v])
-
-    def children(self, v: Node) -> set[Node]:
-        """Ch(v)."""
-        _check_known(v, self._index, "ADMG.children")
-        return set(self._ch[v])
-
     def siblings(self, v: Node) -> set[Node]:
         """Nodes joined to v by a bidirected edge."""
         _check_known(v, self._index, "ADMG.siblings")
         return set(self._sib[v])
-
-    def ancestors(self, vs: Node | Iterable[Node]) -> set[Node]:
-        """An(vs), including vs (directed edges only)."""
-        return _ancestors(_as_set(vs, self._index, "ADMG.ancestors"), self._pa)
-
-    def descendants(self, vs: Node | Iterable[Node]) -> set[Node]:
-        """De(vs), including vs."""
-        return _ancestors(_as_set(vs, self._index, "ADMG.descendants"), self._ch)
-
-    def topological_order(self) -> list[Node]:
-        """A topological order of the directed part."""
-        return list(self._order)
 
     def districts(self) -> list[list[Node]]:
         """The c-components: connected components of the bidirected part (Tian & Pearl 2002)."""

@@ -214,10 +214,38 @@ class _DirectedPart:
     """Parents, children, ancestors, descendants and a topological order of a graph's directed
     edges (shared by `DAG` and `ADMG`, which fill `_index`, `_pa`, `_ch` and `_order`)."""
 
+    _nodes: list[Node]
     _index: dict[Node, int]
     _pa: dict[Node, set[Node]]
     _ch: dict[Node, set[Node]]
     _order: list[Node]
+
+    def _init_directed(
+        self, nodes: Iterable[Node], edges: Iterable[tuple[Node, Node]], kind: str, cycle_what: str
+    ) -> None:
+        """Nodes, index, parents, children and a topological order; errors name `kind`."""
+        self._nodes = _ordered_nodes(nodes, kind)
+        self._index = {v: i for i, v in enumerate(self._nodes)}
+        self._pa = {v: set() for v in self._nodes}
+        self._ch = {v: set() for v in self._nodes}
+        for a, b in edges:
+            _check_known(a, self._index, f"{kind} edge {a!r} -> {b!r}")
+            _check_known(b, self._index, f"{kind} edge {a!r} -> {b!r}")
+            if a == b:
+                raise CyclicGraphError(f"{kind} edge {a!r} -> {b!r} is a self-loop")
+            self._pa[b].add(a)
+            self._ch[a].add(b)
+        self._order = _topological_order(self._nodes, self._pa, self._ch, cycle_what)
+        self._incidence: dict[Node, list[tuple[Node, bool, bool]]] | None = None
+
+    def _sorted(self, vs: Iterable[Node]) -> list[Node]:
+        return sorted(vs, key=self._index.__getitem__)
+
+    def __contains__(self, v: object) -> bool:
+        return v in self._index
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
     def _where(self, method: str) -> str:
         return f"{type(self).__name__}.{method}"
@@ -257,19 +285,7 @@ class DAG(_DirectedPart):
     """
 
     def __init__(self, nodes: Iterable[Node] = (), edges: Iterable[tuple[Node, Node]] = ()) -> None:
-        self._nodes = _ordered_nodes(nodes, "DAG")
-        self._index = {v: i for i, v in enumerate(self._nodes)}
-        self._pa: dict[Node, set[Node]] = {v: set() for v in self._nodes}
-        self._ch: dict[Node, set[Node]] = {v: set() for v in self._nodes}
-        for a, b in edges:
-            _check_known(a, self._index, f"DAG edge {a!r} -> {b!r}")
-            _check_known(b, self._index, f"DAG edge {a!r} -> {b!r}")
-            if a == b:
-                raise CyclicGraphError(f"DAG edge {a!r} -> {b!r} is a self-loop")
-            self._pa[b].add(a)
-            self._ch[a].add(b)
-        self._order = _topological_order(self._nodes, self._pa, self._ch, "DAG")
-        self._incidence: dict[Node, list[tuple[Node, bool, bool]]] | None = None
+        self._init_directed(nodes, edges, "DAG", "DAG")
 
     # -- structure ---------------------------------------------------------------------------
     @property
@@ -281,15 +297,6 @@ class DAG(_DirectedPart):
     def edges(self) -> list[tuple[Node, Node]]:
         """Directed edges (a, b), ordered by (a, b) node positions."""
         return [(a, b) for a in self._nodes for b in self._sorted(self._ch[a])]
-
-    def _sorted(self, vs: Iterable[Node]) -> list[Node]:
-        return sorted(vs, key=self._index.__getitem__)
-
-    def __contains__(self, v: object) -> bool:
-        return v in self._index
-
-    def __len__(self) -> int:
-        return len(self._nodes)
 
     def __repr__(self) -> str:
         return f"DAG({len(self._nodes)} nodes, {sum(map(len, self._ch.values()))} edges)"
@@ -447,18 +454,8 @@ class ADMG(_DirectedPart):
         directed: Iterable[tuple[Node, Node]] = (),
         bidirected: Iterable[tuple[Node, Node]] = (),
     ) -> None:
-        self._nodes = _ordered_nodes(nodes, "ADMG")
-        self._index = {v: i for i, v in enumerate(self._nodes)}
-        self._pa: dict[Node, set[Node]] = {v: set() for v in self._nodes}
-        self._ch: dict[Node, set[Node]] = {v: set() for v in self._nodes}
+        self._init_directed(nodes, directed, "ADMG", "ADMG (directed part)")
         self._sib: dict[Node, set[Node]] = {v: set() for v in self._nodes}
-        for a, b in directed:
-            _check_known(a, self._index, f"ADMG edge {a!r} -> {b!r}")
-            _check_known(b, self._index, f"ADMG edge {a!r} -> {b!r}")
-            if a == b:
-                raise CyclicGraphError(f"ADMG edge {a!r} -> {b!r} is a self-loop")
-            self._pa[b].add(a)
-            self._ch[a].add(b)
         for a, b in bidirected:
             _check_known(a, self._index, f"ADMG edge {a!r} <-> {b!r}")
             _check_known(b, self._index, f"ADMG edge {a!r} <-> {b!r}")
@@ -466,8 +463,6 @@ class ADMG(_DirectedPart):
                 raise ValueError(f"ADMG edge {a!r} <-> {b!r} is a self-loop")
             self._sib[a].add(b)
             self._sib[b].add(a)
-        self._order = _topological_order(self._nodes, self._pa, self._ch, "ADMG (directed part)")
-        self._incidence: dict[Node, list[tuple[Node, bool, bool]]] | None = None
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -485,15 +480,6 @@ class ADMG(_DirectedPart):
         return [
             (a, b) for a in self._nodes for b in self._sorted(self._sib[a]) if self._index[a] < self._index[b]
         ]
-
-    def _sorted(self, vs: Iterable[Node]) -> list[Node]:
-        return sorted(vs, key=self._index.__getitem__)
-
-    def __contains__(self, v: object) -> bool:
-        return v in self._index
-
-    def __len__(self) -> int:
-        return len(self._nodes)
 
     def __repr__(self) -> str:
         n_dir, n_bi = len(self.directed_edges), len(self.bidirected_edges)

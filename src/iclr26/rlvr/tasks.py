@@ -160,6 +160,13 @@ def countdown(level: int, rng: np.random.Generator) -> Problem:
 GENERATORS = {"addition": addition, "multiplication": multiplication, "countdown": countdown}
 
 
+def check_levels(task: str, name: str, levels: tuple[int, ...]) -> None:
+    """Raise a ValueError naming `name` unless `levels` is a non-empty set of valid `task` levels."""
+    top = MAX_LEVELS[task]
+    if not levels or any(not 1 <= x <= top for x in levels):
+        raise ValueError(f"{name} must be non-empty {task} levels in 1..{top}, got {levels}")
+
+
 def make_problems(task: str, level: int, count: int, seed: int) -> list[Problem]:
     """`count` problems of `task` at `level`, reproducible from `seed`."""
     if task not in GENERATORS:

@@ -17,10 +17,11 @@ from iclr26.core.records import save_figure
 from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType, Rollout
+from iclr26.rlvr.loop import train_steps
 from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
-from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems, verify
+from iclr26.rlvr.tasks import check_levels, make_problems, verify
 
 METHODS = ("grpo", "grpo+repro")
 
@@ -69,11 +70,8 @@ class ReProSystemConfig:
                 f"task must be addition or multiplication (column scratchpads), got {self.task!r}"
             )
         parse_mix(self.sft_mix)
-        top = MAX_LEVELS[self.task]
         for name in ("train_levels", "eval_levels"):
-            lv = getattr(self, name)
-            if not lv or any(not 1 <= x <= top for x in lv):
-                raise ValueError(f"{name} must be non-empty {self.task} levels in 1..{top}, got {lv}")
+            check_levels(self.task, name, getattr(self, name))
         if self.group_size < 2:
             raise ValueError(f"group_size must be >= 2, got {self.group_size}")
         if self.seeds < 1 or self.rl_steps < 1:
@@ -140,22 +138,13 @@ def _train(
         repro = ReProAdvantage(policy, rcfg, cfg.group_size)
     trainer = GRPOTrainer(policy, gcfg, guide=recorder, token_advantages=repro)
     ckpt = ctx.checkpoint_dir / f"{method.replace('+', '_')}-s{seed}.pt"
-    gen, rng, history = torch.Generator().manual_seed(seed), np.random.default_rng(seed), []
-    if ckpt.exists():
-        st = torch.load(ckpt, weights_only=False)
-        trainer.load_state_dict(st["trainer"])
-        gen.set_state(st["gen"])
-        rng.bit_generator.state = st["rng"]
-        history = st["history"]
-        advance(len(history))
-    while trainer.step_idx < cfg.rl_steps:
-        levels = rng.choice(cfg.train_levels, size=cfg.questions_per_step)
-        metrics = trainer.step([GENERATORS[cfg.task](int(lv), rng) for lv in levels], gen)
-        history.append({**metrics, "overthinking": recorder.last, **(repro.last_metrics if repro else {})})
-        advance(1)
-        if trainer.step_idx % 10 == 0 or trainer.step_idx == cfg.rl_steps:
-            state = {"trainer": trainer.state_dict(), "gen": gen.get_state(), "rng": rng.bit_generator.state}
-            torch.save({**state, "history": history}, ckpt)
+
+    def record() -> dict[str, float]:
+        return {"overthinking": recorder.last, **(repro.last_metrics if repro else {})}
+
+    history = train_steps(
+        trainer, cfg.task, cfg.train_levels, cfg.rl_steps, seed, ckpt, advance, record=record
+    )
     return trainer, history
 
 

@@ -16,10 +16,11 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, s
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.records import save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType
+from iclr26.rlvr.loop import train_steps
 from iclr26.rlvr.policies import DTYPES, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
-from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, make_problems
+from iclr26.rlvr.tasks import GENERATORS, check_levels, make_problems
 from iclr26.scaf_grpo.hints import TIERS, hint_text, pretraining_hint
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 
@@ -75,11 +76,8 @@ class ScafGRPOConfig:
         if self.task not in GENERATORS:
             raise ValueError(f"task must be one of {tuple(GENERATORS)}, got {self.task!r}")
         parse_mix(self.sft_mix)
-        top = MAX_LEVELS[self.task]
         for name in ("train_levels", "eval_levels"):
-            lv = getattr(self, name)
-            if not lv or any(not 1 <= x <= top for x in lv):
-                raise ValueError(f"{name} must be non-empty {self.task} levels in 1..{top}, got {lv}")
+            check_levels(self.task, name, getattr(self, name))
         if missing := sorted(set(self.train_levels) - set(self.eval_levels)):
             raise ValueError(f"eval_levels must include every train level; missing {missing}")
         if self.dtype not in DTYPES:
@@ -131,36 +129,27 @@ def _train(
         scaffold = Scaffold(policy, trainer.sample, ScafConfig(cfg.warmup_steps, cfg.tiers, cfg.graft))
         trainer.guide = scaffold
     ckpt = ctx.checkpoint_dir / f"{method}-s{seed}.pt"
-    gen = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    history: list[dict] = []
-    if ckpt.exists():
-        st = torch.load(ckpt, weights_only=False)
-        trainer.load_state_dict(st["trainer"])
-        gen.set_state(st["gen"])
-        rng.bit_generator.state = st["rng"]
-        history = st["history"]
-        if scaffold is not None:
-            scaffold.rungs_used.update(st["rungs"])
-            scaffold.failed_ladders = st["failed"]
-        advance(len(history))
-    while trainer.step_idx < cfg.rl_steps:
-        levels = rng.choice(cfg.train_levels, size=cfg.questions_per_step)
-        problems = [GENERATORS[cfg.task](int(lv), rng) for lv in levels]
-        history.append(trainer.step(problems, gen))
-        advance(1)
-        if trainer.step_idx % 10 == 0 or trainer.step_idx == cfg.rl_steps:
-            torch.save(
-                {
-                    "trainer": trainer.state_dict(),
-                    "gen": gen.get_state(),
-                    "rng": rng.bit_generator.state,
-                    "history": history,
-                    "rungs": dict(scaffold.rungs_used) if scaffold else {},
-                    "failed": scaffold.failed_ladders if scaffold else 0,
-                },
-                ckpt,
-            )
+    save_extra = load_extra = None
+    if scaffold is not None:
+
+        def save_extra() -> dict:
+            return {"rungs": dict(scaffold.rungs_used), "failed": scaffold.failed_ladders}
+
+        def load_extra(state: dict) -> None:
+            scaffold.rungs_used.update(state["rungs"])
+            scaffold.failed_ladders = state["failed"]
+
+    history = train_steps(
+        trainer,
+        cfg.task,
+        cfg.train_levels,
+        cfg.rl_steps,
+        seed,
+        ckpt,
+        advance,
+        save_extra=save_extra,
+        load_extra=load_extra,
+    )
     extra = {
         "rungs": dict(scaffold.rungs_used) if scaffold else {},
         "failed_ladders": scaffold.failed_ladders if scaffold else 0,

@@ -1,0 +1,58 @@
+"""A resumable RL run: `GRPOTrainer` updates on a stream of fresh problems, checkpointed so that an
+interrupted run continues from its last checkpoint with the same problems and samples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclr26.rlvr.grpo import GRPOTrainer
+from iclr26.rlvr.tasks import GENERATORS
+
+CHECKPOINT_EVERY = 10
+
+
+def train_steps(
+    trainer: GRPOTrainer,
+    task: str,
+    train_levels: tuple[int, ...],
+    steps: int,
+    seed: int,
+    checkpoint: Path,
+    advance: Callable[[int], None],
+    *,
+    record: Callable[[], dict[str, float]] | None = None,
+    save_extra: Callable[[], dict[str, Any]] | None = None,
+    load_extra: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict]:
+    """Run `trainer` to `steps` updates and return one metrics dict per step.
+
+    Each question's level is drawn from `train_levels`. `record()` adds to each step's metrics.
+    `save_extra()` / `load_extra(state)` carry a caller's own state in the checkpoint, which is
+    written every `CHECKPOINT_EVERY` steps and at the end.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    history: list[dict] = []
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=False)
+        trainer.load_state_dict(state["trainer"])
+        gen.set_state(state["gen"])
+        rng.bit_generator.state = state["rng"]
+        history = state["history"]
+        if load_extra is not None:
+            load_extra(state)
+        advance(len(history))
+    while trainer.step_idx < steps:
+        levels = rng.choice(train_levels, size=trainer.cfg.questions_per_step)
+        metrics = trainer.step([GENERATORS[task](int(lv), rng) for lv in levels], gen)
+        history.append({**metrics, **(record() if record else {})})
+        advance(1)
+        if trainer.step_idx % CHECKPOINT_EVERY == 0 or trainer.step_idx == steps:
+            state = {"trainer": trainer.state_dict(), "gen": gen.get_state(), "rng": rng.bit_generator.state}
+            torch.save({**state, "history": history, **(save_extra() if save_extra else {})}, checkpoint)
+    return history

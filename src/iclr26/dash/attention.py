@@ -1,0 +1,321 @@
+"""`attention(q, k, v, causal=..., schedule=...)`: a drop-in for `F.scaled_dot_product_attention`
+whose backward is deterministic (bitwise repeatable) under any of DASH's schedules.
+
+Shapes follow SDPA: (batch, heads, length, head_dim). On CUDA the Triton kernels run natively;
+on CPU they run only under ``TRITON_INTERPRET=1`` (tests), where the ordered spin-wait is
+replaced by the equivalent deferred reduction whenever the wait would need a later program.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
+
+DQ_MODES = ("ordered", "atomic", "deferred")
+_MODE_ID = {"ordered": 0, "atomic": 1, "deferred": 2}
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Tile sizes and launch settings of the two kernels."""
+
+    fwd_block_m: int = 128
+    fwd_block_n: int = 64
+    bwd_block_m: int = 64  # Q tile of the backward (the dQ reduction unit)
+    bwd_block_n: int = 128  # KV block of the backward (one work item)
+    fwd_warps: int = 8
+    fwd_stages: int = 3
+    bwd_warps: int = 8
+    bwd_stages: int = 2
+    programs: int | None = None  # persistent backward programs; None: one per SM
+
+
+CPU_CONFIG = KernelConfig(16, 16, 16, 16, 4, 1, 4, 1)
+
+
+def interpreting() -> bool:
+    """True when Triton runs in its CPU interpreter."""
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def reference_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None
+) -> torch.Tensor:
+    """Plain PyTorch softmax(QKᵀ·scale)V in fp32, the oracle of the tests."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+    s = torch.einsum("bhmd,bhnd->bhmn", q.float(), k.float()) * scale
+    if causal:
+        lq, lk = q.shape[-2], k.shape[-2]
+        s = s.masked_fill(torch.ones(lq, lk, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return torch.einsum("bhmn,bhnd->bhmd", s.softmax(-1), v.float()).to(q.dtype)
+
+
+def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, schedule: str) -> None:
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(f"q, k, v must be (batch, heads, length, head_dim); got {q.shape}, {k.shape}, {v.shape}")
+    if k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"shapes disagree: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    d = q.shape[-1]
+    if d not in (16, 32, 64, 128, 256):
+        raise ValueError(f"head_dim must be one of 16, 32, 64, 128, 256; got {d}")
+    if not (q.dtype == k.dtype == v.dtype) or q.dtype not in _DTYPES:
+        raise ValueError(f"q, k, v must share one dtype of {_DTYPES}; got {q.dtype}, {k.dtype}, {v.dtype}")
+    if causal and q.shape[-2] != k.shape[-2]:
+        raise ValueError(f"causal attention needs len_q == len_k, got {q.shape[-2]} and {k.shape[-2]}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k, v must be on one device; got {q.device}, {k.device}, {v.device}")
+    if q.device.type == "cpu" and not interpreting():
+        raise RuntimeError(
+            "iclr26.dash.attention runs Triton kernels: use CUDA tensors, or set TRITON_INTERPRET=1 "
+            "before importing triton to run them (slowly) on CPU"
+        )
+    if q.device.type == "cpu" and q.dtype == torch.bfloat16:
+        raise ValueError("bf16 is not supported by the Triton CPU interpreter; use fp16 or fp32 on CPU")
+
+
+def _config_for(q: torch.Tensor, config: KernelConfig | None) -> KernelConfig:
+    if config is not None:
+        return config
+    return CPU_CONFIG if q.device.type == "cpu" else KernelConfig()
+
+
+def _n_programs(q: torch.Tensor, cfg: KernelConfig) -> int:
+    if cfg.programs is not None:
+        return cfg.programs
+    if q.device.type == "cuda":
+        return torch.cuda.get_device_properties(q.device).multi_processor_count
+    return 1 << 30  # interpreter: one program per work item
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A plan laid out for a persistent grid: slots padded so that waves align with heads."""
+
+    plan: TilePlan
+    slots_padded: int
+    programs: int
+
+
+@lru_cache(maxsize=64)
+def launch_plan(
+    schedule: str, causal: bool, n_q: int, n_kv: int, block_m: int, block_n: int, heads: int, max_programs: int
+) -> Launch:
+    """Wave size and grid for `heads` heads on `max_programs` resident programs."""
+    n_slots = (n_kv + 1) // 2 if (schedule == "shift" and causal) else n_kv
+    if n_slots <= max_programs:  # whole heads per wave
+        wave = n_slots
+        programs = min(max_programs // n_slots, heads) * n_slots
+        padded = n_slots
+    else:  # a head spans k waves of equal size
+        k = math.ceil(n_slots / max_programs)
+        wave = math.ceil(n_slots / k)
+        programs = wave
+        padded = k * wave
+    plan = tile_plan(schedule, n_q, n_kv, causal=causal, block_m=block_m, block_n=block_n, wave_size=wave)
+    return Launch(plan, padded, programs)
+
+
+_DEVICE_TABLES: dict[tuple, tuple[torch.Tensor, ...]] = {}
+
+
+def _tables(launch: Launch, device: torch.device) -> tuple[torch.Tensor, ...]:
+    key = (id(launch), str(device))
+    if key not in _DEVICE_TABLES:
+        p = launch.plan
+        _DEVICE_TABLES[key] = tuple(
+            torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (p.kv, p.phase_len, p.q, p.turn)
+        )
+    return _DEVICE_TABLES[key]
+
+
+def attention_forward(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float, cfg: KernelConfig
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Output O and the log2-sum-exp2 of each row (the backward's softmax statistics)."""
+    from iclr26.dash.kernels import LOG2E, attention_fwd_kernel
+
+    b, h, lq, d = q.shape
+    lk = k.shape[2]
+    o = torch.empty_like(q)
+    lse = torch.empty((b * h, lq), device=q.device, dtype=torch.float32)
+    grid = (math.ceil(lq / cfg.fwd_block_m), b * h)
+    attention_fwd_kernel[grid](
+        q, k, v, o, lse,
+        q.stride(0), q.stride(1), q.stride(2),
+        k.stride(0), k.stride(1), k.stride(2),
+        v.stride(0), v.stride(1), v.stride(2),
+        o.stride(0), o.stride(1), o.stride(2),
+        h, lq, lk, sm_scale * LOG2E,
+        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=cfg.fwd_block_m, BLOCK_N=cfg.fwd_block_n,
+        IEEE=q.dtype == torch.float32,
+        num_warps=cfg.fwd_warps, num_stages=cfg.fwd_stages,
+    )  # fmt: skip
+    return o, lse
+
+
+def reduce_partials(partial: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """Sum the deferred dQ slots of each tile in turn order: ((p₀ + p₁) + p₂) + ...
+
+    `partial` is (BH, M, T, BM, D) fp32, `counts` the number of valid turns of each Q tile (M,).
+    """
+    acc = partial[:, :, 0].clone()
+    for t in range(1, partial.shape[2]):
+        valid = (counts > t).view(1, -1, 1, 1)
+        acc = torch.where(valid, acc + partial[:, :, t], acc)
+    return acc
+
+
+def attention_backward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    o: torch.Tensor,
+    lse: torch.Tensor,
+    do: torch.Tensor,
+    causal: bool,
+    sm_scale: float,
+    schedule: str,
+    dq_mode: str,
+    cfg: KernelConfig,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK, dV with the given schedule and dQ reduction."""
+    from iclr26.dash.kernels import LOG2E, attention_bwd_kernel
+
+    if dq_mode not in DQ_MODES:
+        raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
+    b, h, lq, d = q.shape
+    lk = k.shape[2]
+    bm, bn = cfg.bwd_block_m, cfg.bwd_block_n
+    n_q, n_kv = math.ceil(lq / bm), math.ceil(lk / bn)
+    launch = launch_plan(schedule, causal, n_q, n_kv, bm, bn, b * h, _n_programs(q, cfg))
+    plan = launch.plan
+    if dq_mode == "ordered" and interpreting() and not _sequential_safe(launch, b * h):
+        raise RuntimeError(
+            f"dq_mode='ordered' with schedule {schedule!r} would deadlock in the Triton interpreter "
+            "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
+        )
+    plan_kv, plan_len, plan_q, plan_turn = _tables(launch, q.device)
+    delta = (o.float() * do.float()).sum(-1).reshape(b * h, lq)  # Δ = rowsum(dO ∘ O)
+    lq_pad = n_q * bm
+    dq_acc = torch.zeros((b * h, lq_pad, d), device=q.device, dtype=torch.float32)
+    locks = torch.zeros((b * h, n_q), device=q.device, dtype=torch.int32)
+    max_turns = int(plan.turn.max()) + 1
+    if dq_mode == "deferred":
+        partial = torch.zeros((b * h, n_q, max_turns, bm, d), device=q.device, dtype=torch.float32)
+    else:
+        partial = dq_acc  # unused
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
+    n_items = b * h * launch.slots_padded
+    attention_bwd_kernel[(min(launch.programs, n_items),)](
+        q, k, v, do, lse, delta, dq_acc, partial, dk, dv, locks,
+        plan_kv, plan_len, plan_q, plan_turn,
+        q.stride(0), q.stride(1), q.stride(2),
+        k.stride(0), k.stride(1), k.stride(2),
+        v.stride(0), v.stride(1), v.stride(2),
+        dk.stride(0), dk.stride(1), dk.stride(2),
+        h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
+        sm_scale * LOG2E, sm_scale,
+        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
+        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32,
+        num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
+    )  # fmt: skip
+    if dq_mode == "deferred":
+        counts = torch.from_numpy(_turn_counts(plan)).to(q.device)
+        dq_acc = reduce_partials(partial, counts).reshape(b * h, lq_pad, d)
+    dq = (dq_acc[:, :lq] * sm_scale).to(q.dtype).reshape(b, h, lq, d)
+    return dq, dk, dv
+
+
+def _turn_counts(plan: TilePlan) -> np.ndarray:
+    counts = np.zeros(plan.n_q, np.int64)
+    valid = plan.q >= 0
+    np.add.at(counts, plan.q[valid], 1)
+    return counts
+
+
+def _sequential_safe(launch: Launch, heads: int) -> bool:
+    """Whether running programs one by one in index order satisfies every turn (interpreter)."""
+    if launch.programs < heads * launch.slots_padded:
+        return False
+    done: dict[int, int] = {}
+    for s in range(launch.plan.n_slots):
+        for _, i, t in launch.plan.steps(s):
+            if done.get(i, 0) != t:
+                return False
+            done[i] = t + 1
+    return True
+
+
+class DashAttentionFunction(torch.autograd.Function):
+    """Autograd wrapper: Triton forward, scheduled deterministic (or atomic) backward."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal, sm_scale, schedule, dq_mode, cfg):  # type: ignore[override]
+        o, lse = attention_forward(q, k, v, causal, sm_scale, cfg)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.args = (causal, sm_scale, schedule, dq_mode, cfg)
+        return o
+
+    @staticmethod
+    def backward(ctx, do):  # type: ignore[override]
+        q, k, v, o, lse = ctx.saved_tensors
+        causal, sm_scale, schedule, dq_mode, cfg = ctx.args
+        dq, dk, dv = attention_backward(q, k, v, o, lse, do.contiguous(), causal, sm_scale, schedule, dq_mode, cfg)
+        return dq, dk, dv, None, None, None, None, None
+
+
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+    schedule: str = "shift",
+    deterministic: bool = True,
+    dq_mode: str | None = None,
+    config: KernelConfig | None = None,
+) -> torch.Tensor:
+    """softmax(QKᵀ·scale)V with DASH's scheduled backward; `deterministic` makes grads bitwise repeatable.
+
+    `dq_mode` overrides the reduction: ``ordered`` (deterministic=True on GPU), ``atomic``
+    (deterministic=False) or ``deferred`` (deterministic, the interpreter's stand-in for ordered).
+    """
+    _check_inputs(q, k, v, causal, schedule)
+    if dq_mode is None:
+        dq_mode = "ordered" if deterministic else "atomic"
+        if deterministic and interpreting():
+            launch = launch_plan(
+                schedule, causal, *_tiles(q, k, _config_for(q, config)), q.shape[0] * q.shape[1],
+                _n_programs(q, _config_for(q, config)),
+            )  # fmt: skip
+            if not _sequential_safe(launch, q.shape[0] * q.shape[1]):
+                dq_mode = "deferred"
+    elif dq_mode not in DQ_MODES:
+        raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
+    if deterministic and dq_mode == "atomic":
+        raise ValueError("deterministic=True cannot use dq_mode='atomic' (fp32 atomics sum in timing order)")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else float(sm_scale)
+    cfg = _config_for(q, config)
+    return DashAttentionFunction.apply(
+        q.contiguous(), k.contiguous(), v.contiguous(), causal, scale, schedule, dq_mode, cfg
+    )
+
+
+def _tiles(q: torch.Tensor, k: torch.Tensor, cfg: KernelConfig) -> tuple[int, int, int, int]:
+    return (
+        math.ceil(q.shape[2] / cfg.bwd_block_m),
+        math.ceil(k.shape[2] / cfg.bwd_block_n),
+        cfg.bwd_block_m,
+        cfg.bwd_block_n,
+    )

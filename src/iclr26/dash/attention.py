@@ -18,8 +18,8 @@ import torch
 
 from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
 
-DQ_MODES = ("ordered", "atomic", "deferred")
-_MODE_ID = {"ordered": 0, "atomic": 1, "deferred": 2}
+DQ_MODES = ("ordered", "atomic", "deferred", "ordered_lazy")
+_MODE_ID = {"ordered": 0, "atomic": 1, "deferred": 2, "ordered_lazy": 3}
 _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
@@ -36,6 +36,9 @@ class KernelConfig:
     bwd_warps: int = 8
     bwd_stages: int = 2
     programs: int | None = None  # persistent backward programs; None: one per SM
+    # Backward loads the next Q tile's Q, dO, LSE, Δ while computing this one. None: on for
+    # head_dim <= 64 only; at 128 the extra registers cost more than the hidden latency (H200 sweep).
+    prefetch: bool | None = None
 
 
 CPU_CONFIG = KernelConfig(16, 16, 16, 16, 4, 1, 4, 1)
@@ -60,7 +63,9 @@ def reference_attention(
 
 def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, schedule: str) -> None:
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
-        raise ValueError(f"q, k, v must be (batch, heads, length, head_dim); got {q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(
+            f"q, k, v must be (batch, heads, length, head_dim); got {q.shape}, {k.shape}, {v.shape}"
+        )
     if k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"shapes disagree: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
     d = q.shape[-1]
@@ -89,12 +94,16 @@ def _config_for(q: torch.Tensor, config: KernelConfig | None) -> KernelConfig:
     return CPU_CONFIG if q.device.type == "cpu" else KernelConfig()
 
 
-def _n_programs(q: torch.Tensor, cfg: KernelConfig) -> int:
+def _n_programs(q: torch.Tensor, cfg: KernelConfig, schedule: str) -> int:
+    """Persistent programs of the backward. Shift waits on later KV blocks, so its waves must be
+    resident at once: one program per SM. The baselines only wait on lower-numbered programs
+    (ascending turns), which the GPU dispatches first, so they get one program per work item and
+    the hardware's dynamic dispatch, as FA3's deterministic backward does."""
     if cfg.programs is not None:
         return cfg.programs
-    if q.device.type == "cuda":
+    if q.device.type == "cuda" and schedule == "shift":
         return torch.cuda.get_device_properties(q.device).multi_processor_count
-    return 1 << 30  # interpreter: one program per work item
+    return 1 << 30  # one program per work item
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,14 @@ class Launch:
 
 @lru_cache(maxsize=64)
 def launch_plan(
-    schedule: str, causal: bool, n_q: int, n_kv: int, block_m: int, block_n: int, heads: int, max_programs: int
+    schedule: str,
+    causal: bool,
+    n_q: int,
+    n_kv: int,
+    block_m: int,
+    block_n: int,
+    heads: int,
+    max_programs: int,
 ) -> Launch:
     """Wave size and grid for `heads` heads on `max_programs` resident programs."""
     n_slots = (n_kv + 1) // 2 if (schedule == "shift" and causal) else n_kv
@@ -197,11 +213,11 @@ def attention_backward(
     lk = k.shape[2]
     bm, bn = cfg.bwd_block_m, cfg.bwd_block_n
     n_q, n_kv = math.ceil(lq / bm), math.ceil(lk / bn)
-    launch = launch_plan(schedule, causal, n_q, n_kv, bm, bn, b * h, _n_programs(q, cfg))
+    launch = launch_plan(schedule, causal, n_q, n_kv, bm, bn, b * h, _n_programs(q, cfg, schedule))
     plan = launch.plan
-    if dq_mode == "ordered" and interpreting() and not _sequential_safe(launch, b * h):
+    if dq_mode.startswith("ordered") and interpreting() and not _sequential_safe(launch, b * h):
         raise RuntimeError(
-            f"dq_mode='ordered' with schedule {schedule!r} would deadlock in the Triton interpreter "
+            f"dq_mode={dq_mode!r} with schedule {schedule!r} would deadlock in the Triton interpreter "
             "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
         )
     plan_kv, plan_len, plan_q, plan_turn = _tables(launch, q.device)
@@ -227,7 +243,7 @@ def attention_backward(
         h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
         sm_scale * LOG2E, sm_scale,
         HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
-        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32,
+        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=cfg.prefetch if cfg.prefetch is not None else d <= 64,
         num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
     )  # fmt: skip
     if dq_mode == "deferred":
@@ -271,7 +287,9 @@ class DashAttentionFunction(torch.autograd.Function):
     def backward(ctx, do):  # type: ignore[override]
         q, k, v, o, lse = ctx.saved_tensors
         causal, sm_scale, schedule, dq_mode, cfg = ctx.args
-        dq, dk, dv = attention_backward(q, k, v, o, lse, do.contiguous(), causal, sm_scale, schedule, dq_mode, cfg)
+        dq, dk, dv = attention_backward(
+            q, k, v, o, lse, do.contiguous(), causal, sm_scale, schedule, dq_mode, cfg
+        )
         return dq, dk, dv, None, None, None, None, None
 
 
@@ -297,7 +315,7 @@ def attention(
         if deterministic and interpreting():
             launch = launch_plan(
                 schedule, causal, *_tiles(q, k, _config_for(q, config)), q.shape[0] * q.shape[1],
-                _n_programs(q, _config_for(q, config)),
+                _n_programs(q, _config_for(q, config), schedule),
             )  # fmt: skip
             if not _sequential_safe(launch, q.shape[0] * q.shape[1]):
                 dq_mode = "deferred"

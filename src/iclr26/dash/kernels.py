@@ -10,6 +10,9 @@ with Δᵢ = rowsum(dOᵢ ∘ Oᵢ). The ⊕ is the reduction the paper schedule
 - ``DQ_ORDERED`` (deterministic): spin on the Q tile's turn counter until it equals this step's
   turn, read-add-write the fp32 accumulator, then release the next turn. Every dQ tile is
   summed in the plan's fixed order whatever the timing: bitwise repeatable.
+- ``DQ_ORDERED_LAZY`` (deterministic): the same turns, but each turn is released one step late,
+  after the next tile's matmuls, so the release fence finds the store already done instead of
+  waiting for it; the next KV block waits for that release. Same adds, same order, same bits.
 - ``DQ_ATOMIC`` (non-deterministic): fp32 atomic adds, the order is whatever the hardware does.
 - ``DQ_DEFERRED`` (deterministic, no cross-program waits): each contribution is written to its own
   (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same adds
@@ -29,10 +32,11 @@ import triton.language as tl
 DQ_ORDERED = 0
 DQ_ATOMIC = 1
 DQ_DEFERRED = 2
+DQ_ORDERED_LAZY = 3
 LOG2E = 1.4426950408889634
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["n_heads", "len_q", "len_k"])
 def attention_fwd_kernel(
     Q, K, V, O, LSE,
     stride_qb, stride_qh, stride_qm,
@@ -69,8 +73,12 @@ def attention_fwd_kernel(
         hi = tl.minimum((pid_m + 1) * BLOCK_M, len_k)
     for start_n in range(0, hi, BLOCK_N):
         cols = start_n + offs_n
-        k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :], mask=cols[:, None] < len_k, other=0.0)
-        v = tl.load(v_base + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < len_k, other=0.0)
+        k = tl.load(
+            k_base + cols[:, None] * stride_kn + offs_d[None, :], mask=cols[:, None] < len_k, other=0.0
+        )
+        v = tl.load(
+            v_base + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < len_k, other=0.0
+        )
         if IEEE:
             s = tl.dot(q, tl.trans(k), input_precision="ieee")
         else:
@@ -99,6 +107,32 @@ def attention_fwd_kernel(
 
 
 @triton.jit
+def _load_q_tile(Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q, offs_m0, offs_d,
+                 BLOCK_M: tl.constexpr):  # fmt: skip
+    """Qᵢ, dOᵢ, LSEᵢ, Δᵢ of Q tile i (rows past len_q read as zeros)."""
+    rows = i * BLOCK_M + offs_m0
+    row_ok = rows < len_q
+    base = b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :]
+    q = tl.load(Q + base, mask=row_ok[:, None], other=0.0)
+    do = tl.load(DO + base, mask=row_ok[:, None], other=0.0)
+    lse = tl.load(LSE + bh * len_q + rows, mask=row_ok, other=0.0)
+    delta = tl.load(DELTA + bh * len_q + rows, mask=row_ok, other=0.0)
+    return q, do, lse, delta
+
+
+@triton.jit(
+    do_not_specialize=[
+        "n_heads",
+        "len_q",
+        "len_k",
+        "n_q_tiles",
+        "n_slots",
+        "slots_padded",
+        "n_items",
+        "max_steps",
+        "max_turns",
+    ]
+)
 def attention_bwd_kernel(
     Q, K, V, DO, LSE, DELTA, DQ_ACC, DQ_PARTIAL, DK, DV, LOCKS,
     PLAN_KV, PLAN_LEN, PLAN_Q, PLAN_TURN,
@@ -115,6 +149,7 @@ def attention_bwd_kernel(
     N_PHASES: tl.constexpr,
     DQ_MODE: tl.constexpr,
     IEEE: tl.constexpr,
+    PREFETCH: tl.constexpr,
 ):  # fmt: skip
     """Persistent backward: program p takes work items p, p+G, ...; see the module docstring."""
     pid = tl.program_id(0)
@@ -147,22 +182,42 @@ def attention_bwd_kernel(
                     )
                     dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
                     dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+                    pending = LOCKS + bh * n_q_tiles  # DQ_ORDERED_LAZY: counter still to release
+                    has_pending = 0
+                    i_next = tl.load(PLAN_Q + slot * max_steps + step0)
+                    q_n, do_n, lse_n, delta_n = _load_q_tile(
+                        Q, DO, LSE, DELTA, b, h, bh, i_next, stride_qb, stride_qh, stride_qm, len_q, offs_m0,
+                        offs_d, BLOCK_M,
+                    )  # fmt: skip
                     for step in range(step0, step0 + n_steps):
                         i = tl.load(PLAN_Q + slot * max_steps + step)
                         rows = i * BLOCK_M + offs_m0
                         row_ok = rows < len_q
-                        q = tl.load(
-                            Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :],
-                            mask=row_ok[:, None],
-                            other=0.0,
+                        if PREFETCH:  # this step's tiles were loaded last step; load the next step's now
+                            q, do, lse, delta = q_n, do_n, lse_n, delta_n
+                            nxt = tl.minimum(step + 1, step0 + n_steps - 1)
+                            i_next = tl.load(PLAN_Q + slot * max_steps + nxt)
+                            q_n, do_n, lse_n, delta_n = _load_q_tile(
+                                Q, DO, LSE, DELTA, b, h, bh, i_next, stride_qb, stride_qh, stride_qm, len_q,
+                                offs_m0, offs_d, BLOCK_M,
+                            )  # fmt: skip
+                        else:
+                            q, do, lse, delta = _load_q_tile(
+                                Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q, offs_m0,
+                                offs_d, BLOCK_M,
+                            )  # fmt: skip
+                        dq_ptrs = (
+                            DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
                         )
-                        do = tl.load(
-                            DO + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :],
-                            mask=row_ok[:, None],
-                            other=0.0,
-                        )
-                        lse = tl.load(LSE + bh * len_q + rows, mask=row_ok, other=0.0)
-                        delta = tl.load(DELTA + bh * len_q + rows, mask=row_ok, other=0.0)
+                        if DQ_MODE == 0:
+                            # Look at the turn counter before the matmuls: when our turn has already
+                            # come (the stall-free case shift scheduling aims at), the accumulator's
+                            # load overlaps the compute instead of following it.
+                            turn = tl.load(PLAN_TURN + slot * max_steps + step)
+                            lock = LOCKS + bh * n_q_tiles + i
+                            seen = tl.atomic_add(lock, 0, sem="acquire")
+                            ready = row_ok[:, None] & ((offs_d[None, :] * 0 + seen) == turn)
+                            acc = tl.load(dq_ptrs, mask=ready, other=0.0, volatile=True)
                         if IEEE:
                             s_t = tl.dot(k, tl.trans(q), input_precision="ieee")
                         else:
@@ -185,18 +240,26 @@ def attention_bwd_kernel(
                         else:
                             dk += tl.dot(ds_t, q)
                             dq = tl.dot(tl.trans(ds_t), k)
-                        dq_ptrs = (
-                            DQ_ACC
-                            + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM
-                            + offs_d[None, :]
-                        )
-                        if DQ_MODE == 0:
+                        if DQ_MODE == 3:
+                            # Release the previous step's turn only now: its store has long reached
+                            # L2, so the release fence no longer waits on it. Then take this turn.
+                            if has_pending == 1:
+                                tl.debug_barrier()
+                                tl.atomic_add(pending, 1, sem="release")
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             lock = LOCKS + bh * n_q_tiles + i
                             seen = tl.atomic_add(lock, 0, sem="acquire")
                             while seen != turn:
                                 seen = tl.atomic_add(lock, 0, sem="acquire")
                             acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
+                            tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
+                            pending = lock
+                            has_pending = 1
+                        elif DQ_MODE == 0:
+                            if seen != turn:  # not yet: spin until the previous turn is released
+                                while seen != turn:
+                                    seen = tl.atomic_add(lock, 0, sem="acquire")
+                                acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
                             tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
                             tl.debug_barrier()
                             tl.atomic_add(lock, 1, sem="release")
@@ -211,6 +274,10 @@ def attention_bwd_kernel(
                                 + offs_d[None, :]
                             )
                             tl.store(part, dq)
+                    if DQ_MODE == 3:
+                        if has_pending == 1:
+                            tl.debug_barrier()
+                            tl.atomic_add(pending, 1, sem="release")
                     base = b * stride_db + h * stride_dh + cols[:, None] * stride_dm + offs_d[None, :]
                     tl.store(DK + base, (dk * sm_scale).to(DK.dtype.element_ty), mask=kv_mask)
                     tl.store(DV + base, dv.to(DV.dtype.element_ty), mask=kv_mask)

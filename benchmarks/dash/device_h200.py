@@ -16,9 +16,11 @@ all appending JSON lines to DIR/results.jsonl:
 `benchmarks/dash/report.py` turns the JSON lines into the README table and plot.
 """
 
+# ruff: noqa: B023  (every closure below is called within the loop iteration that defines it)
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -52,8 +54,8 @@ def _setup():
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
     import torch
 
-    from iclr26.dash import attention as A
-
+    # the module, not the `attention` function that `iclr26.dash` exports under the same name
+    A = importlib.import_module("iclr26.dash.attention")
     return torch, A
 
 
@@ -170,7 +172,8 @@ def phase_check(out: Path) -> None:
                         for mode in modes:
                             runs = []
                             for _ in range(3 if mode != "deferred" else 1):
-                                o = A.attention(q, k, v, causal, schedule=schedule, deterministic=mode != "atomic",
+                                det = mode != "atomic"
+                                o = A.attention(q, k, v, causal, schedule=schedule, deterministic=det,
                                                 dq_mode=mode, config=cfg)  # fmt: skip
                                 runs.append((o, *_grads(torch, o, q, k, v, do)))
                             err = [
@@ -244,10 +247,13 @@ def _best_configs(out: Path, mode: str) -> dict:
     best: dict[int, tuple] = {}
     for line in (out / "results.jsonl").read_text().splitlines():
         r = json.loads(line)
-        if (r.get("phase") == "sweep" and r.get("mode") == mode and r.get("causal") and "tflops" in r
-                and r.get("prefetch") is None):  # fmt: skip
-            if r["hdim"] not in best or r["tflops"] > best[r["hdim"]][1]:
-                best[r["hdim"]] = (tuple(r["bwd"]), r["tflops"])
+        wanted = r.get("phase") == "sweep" and r.get("mode") == mode and r.get("causal") and "tflops" in r
+        if (
+            wanted
+            and r.get("prefetch") is None
+            and (r["hdim"] not in best or r["tflops"] > best[r["hdim"]][1])
+        ):
+            best[r["hdim"]] = (tuple(r["bwd"]), r["tflops"])
     return {h: v[0] for h, v in best.items()}
 
 
@@ -312,9 +318,12 @@ def phase_table(out: Path, hdim: int, causal: bool) -> None:
         for name, be in backends.items():
             try:
                 with sdpa_kernel([be]):
-                    fms = _timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-                    ms, rep = _bench_bwd(torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                                         q, k, v, do)  # fmt: skip
+
+                    def sdpa():
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                    fms = _timed(sdpa)
+                    ms, rep = _bench_bwd(torch, sdpa, q, k, v, do)
                 row[f"fwd_{name}"] = fl / fms / 1e9
                 row[f"bwd_{name}"], row[f"rep_{name}"] = 2.5 * fl / ms / 1e9, rep
             except Exception as e:

@@ -150,7 +150,7 @@ def test_schedule_changes_the_order_not_the_value():
 
 def test_forward_lse_is_log2_sum_exp2():
     q, k, v = _inputs(b=1, h=1, lq=20, lk=30, d=16, seed=19)
-    o, lse = attention_forward(q.detach(), k.detach(), v.detach(), False, 0.25, CPU_CONFIG)
+    _o, lse = attention_forward(q.detach(), k.detach(), v.detach(), False, 0.25, CPU_CONFIG)
     s = (q.detach() @ k.detach().transpose(-1, -2))[0, 0] * 0.25
     expect = torch.logsumexp(s, -1) / np.log(2.0)
     assert torch.allclose(lse[0], expect, atol=1e-5)

@@ -45,8 +45,18 @@ CPU_CONFIG = KernelConfig(16, 16, 16, 16, 4, 1, 4, 1)
 
 
 def interpreting() -> bool:
-    """True when Triton runs in its CPU interpreter."""
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+    """True when Triton runs (or, without a GPU, will run) in its CPU interpreter."""
+    return os.environ.get("TRITON_INTERPRET", "0") == "1" or not torch.cuda.is_available()
+
+
+def _kernels():
+    """The Triton kernels module. Without a GPU, Triton's CPU interpreter is switched on first
+    (`TRITON_INTERPRET=1`, read when the kernels are defined): slow, but the same kernels."""
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    from iclr26.dash import kernels
+
+    return kernels
 
 
 def reference_attention(
@@ -79,10 +89,10 @@ def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if not (q.device == k.device == v.device):
         raise ValueError(f"q, k, v must be on one device; got {q.device}, {k.device}, {v.device}")
-    if q.device.type == "cpu" and not interpreting():
+    if q.device.type == "cpu" and torch.cuda.is_available() and not interpreting():
         raise RuntimeError(
-            "iclr26.dash.attention runs Triton kernels: use CUDA tensors, or set TRITON_INTERPRET=1 "
-            "before importing triton to run them (slowly) on CPU"
+            "iclr26.dash.attention runs Triton kernels: on a machine with a GPU, pass CUDA tensors (or set "
+            "TRITON_INTERPRET=1 before Python starts to run them slowly on CPU)"
         )
     if q.device.type == "cpu" and q.dtype == torch.bfloat16:
         raise ValueError("bf16 is not supported by the Triton CPU interpreter; use fp16 or fp32 on CPU")
@@ -158,7 +168,8 @@ def attention_forward(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float, cfg: KernelConfig
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Output O and the log2-sum-exp2 of each row (the backward's softmax statistics)."""
-    from iclr26.dash.kernels import LOG2E, attention_fwd_kernel
+    k_ = _kernels()
+    LOG2E, attention_fwd_kernel = k_.LOG2E, k_.attention_fwd_kernel
 
     b, h, lq, d = q.shape
     lk = k.shape[2]
@@ -205,7 +216,8 @@ def attention_backward(
     cfg: KernelConfig,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """dQ, dK, dV with the given schedule and dQ reduction."""
-    from iclr26.dash.kernels import LOG2E, attention_bwd_kernel
+    k_ = _kernels()
+    LOG2E, attention_bwd_kernel = k_.LOG2E, k_.attention_bwd_kernel
 
     if dq_mode not in DQ_MODES:
         raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
@@ -233,6 +245,7 @@ def attention_backward(
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     n_items = b * h * launch.slots_padded
+    prefetch = cfg.prefetch if cfg.prefetch is not None else d <= 64
     attention_bwd_kernel[(min(launch.programs, n_items),)](
         q, k, v, do, lse, delta, dq_acc, partial, dk, dv, locks,
         plan_kv, plan_len, plan_q, plan_turn,
@@ -243,7 +256,7 @@ def attention_backward(
         h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
         sm_scale * LOG2E, sm_scale,
         HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
-        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=cfg.prefetch if cfg.prefetch is not None else d <= 64,
+        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=prefetch,
         num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
     )  # fmt: skip
     if dq_mode == "deferred":

@@ -203,8 +203,8 @@ def attention_bwd_kernel(
                             )  # fmt: skip
                         else:
                             q, do, lse, delta = _load_q_tile(
-                                Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q, offs_m0,
-                                offs_d, BLOCK_M,
+                                Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q,
+                                offs_m0, offs_d, BLOCK_M,
                             )  # fmt: skip
                         dq_ptrs = (
                             DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]

@@ -203,6 +203,16 @@ def _bench_bwd(torch, fn_o, q, k, v, do, reps=2):
     return ms, rep
 
 
+def _bench_ours(torch, A, q, k, v, do, causal, schedule, mode, cfg):
+    """(ms, repeatable) of our backward with one schedule, dQ mode and tile config."""
+
+    def forward():
+        det = mode != "atomic"
+        return A.attention(q, k, v, causal, schedule=schedule, deterministic=det, dq_mode=mode, config=cfg)
+
+    return _bench_bwd(torch, forward, q, k, v, do)
+
+
 def phase_sweep(out: Path) -> None:
     torch, A = _setup()
     for hdim in HDIMS:
@@ -218,16 +228,7 @@ def phase_sweep(out: Path) -> None:
                 for mode, sch in pairs:
                     cfg = _cfg(A, bwd, prefetch=prefetch)
                     try:
-                        ms, rep = _bench_bwd(
-                            torch,
-                            lambda c=cfg, m=mode, s=sch: A.attention(
-                                q, k, v, causal, schedule=s, deterministic=m != "atomic", dq_mode=m, config=c
-                            ),
-                            q,
-                            k,
-                            v,
-                            do,
-                        )
+                        ms, rep = _bench_ours(torch, A, q, k, v, do, causal, sch, mode, cfg)
                         _emit(out, phase="sweep", hdim=hdim, causal=causal, bwd=bwd, mode=mode, schedule=sch,
                               prefetch=prefetch, ms=ms, tflops=fl / ms / 1e9, repeatable=rep)  # fmt: skip
                     except Exception as e:  # out of resources for this tile config
@@ -302,16 +303,7 @@ def phase_table(out: Path, hdim: int, causal: bool) -> None:
         ]
         for name, sch, mode, c_ in variants:
             try:
-                ms, rep = _bench_bwd(
-                    torch,
-                    lambda s=sch, m=mode, c=c_: A.attention(
-                        q, k, v, causal, schedule=s, deterministic=m != "atomic", dq_mode=m, config=c
-                    ),
-                    q,
-                    k,
-                    v,
-                    do,
-                )
+                ms, rep = _bench_ours(torch, A, q, k, v, do, causal, sch, mode, c_)
                 row[f"bwd_{name}"], row[f"rep_{name}"] = 2.5 * fl / ms / 1e9, rep
             except Exception as e:
                 row[f"err_{name}"] = repr(e)[:300]

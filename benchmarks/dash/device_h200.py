@@ -7,7 +7,7 @@ Phases, each in its own subprocess with a time limit (a hung spin-wait costs tha
 all appending JSON lines to DIR/results.jsonl:
   warm     compile every kernel variant in parallel processes (Triton's disk cache)
   check    bf16/fp16 errors against fp32 math, ordered == deferred bitwise, 3-run repeatability,
-           a persistent grid of 8 programs (several waves per head)
+           a persistent grid of 3 programs (several waves per head)
   sweep    backward tile configs at 16k causal, per head_dim; the best atomic config is used below
   table    seq 1k..16k at 16k tokens (batch = 16k/seq, heads = 2048/head_dim), causal and full:
            forward and backward TFLOP/s (backward FLOPs = 2.5 × forward, forward = 4·B·H·L²·d,
@@ -54,8 +54,7 @@ def _setup():
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
     import torch
 
-    # the module, not the `attention` function that `iclr26.dash` exports under the same name
-    A = importlib.import_module("iclr26.dash.attention")
+    A = importlib.import_module("iclr26.dash.flash_attention")
     return torch, A
 
 

@@ -13,7 +13,7 @@ Public API:
 from dataclasses import replace as _replace
 
 from iclr26.catalog import implemented_system
-from iclr26.dash.attention import DQ_MODES, KernelConfig, attention, reference_attention
+from iclr26.dash.flash_attention import DQ_MODES, KernelConfig, attention, reference_attention
 from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
 from iclr26.dash.simulator import SimResult, compare_schedules, simulate
 from iclr26.dash.system import DashConfig, run

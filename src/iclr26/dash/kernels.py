@@ -15,10 +15,11 @@ with Δᵢ = rowsum(dOᵢ ∘ Oᵢ). The ⊕ is the reduction the paper schedule
   waiting for it; the next KV block waits for that release. Same adds, same order, same bits.
 - ``DQ_ATOMIC`` (non-deterministic): fp32 atomic adds, the order is whatever the hardware does.
 - ``DQ_DEFERRED`` (deterministic, no cross-program waits): each contribution is written to its own
-  (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same adds
-  in the same order as ``DQ_ORDERED``, so the two give the same bits; it is how the turn order is
-  tested under ``TRITON_INTERPRET=1``, whose one-program-at-a-time execution deadlocks any wait
-  on a later program (DESIGN.md).
+  (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same order
+  as ``DQ_ORDERED``, and under ``TRITON_INTERPRET=1`` the same bits (tested); it is how the turn
+  order is tested there, since the interpreter's one-program-at-a-time execution deadlocks any wait
+  on a later program (DESIGN.md). On the H200 the bits differ from ``DQ_ORDERED`` (both fixed and
+  repeatable), we think because the compiler folds ``acc + dS·K`` into the MMA accumulator.
 
 The backward is persistent: a fixed number of programs (at most one per SM, all resident) walk
 the work items in order, so a wave of a head's items runs together (see `schedules.py`).
@@ -52,7 +53,7 @@ def attention_fwd_kernel(
 ):  # fmt: skip
     """One program per (Q tile, batch·head): online softmax over the KV blocks (FA-2, Alg. 1)."""
     pid_m = tl.program_id(0)
-    bh = tl.program_id(1)
+    bh = tl.program_id(1).to(tl.int64)  # 64-bit offsets: tensors may exceed 2^31 elements
     b = bh // n_heads
     h = bh % n_heads
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -158,7 +159,7 @@ def attention_bwd_kernel(
     offs_n0 = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     for item in range(pid, n_items, n_programs):
-        bh = item // slots_padded
+        bh = (item // slots_padded).to(tl.int64)  # 64-bit offsets: tensors may exceed 2^31 elements
         slot = item % slots_padded
         b = bh // n_heads
         h = bh % n_heads

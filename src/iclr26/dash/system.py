@@ -11,7 +11,7 @@ import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, set_seed
 from iclr26.core.records import save_figure
-from iclr26.dash.attention import attention, interpreting, reference_attention
+from iclr26.dash.flash_attention import attention, interpreting, reference_attention
 from iclr26.dash.schedules import SCHEDULES
 from iclr26.dash.simulator import compare_schedules
 

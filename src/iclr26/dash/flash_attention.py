@@ -8,6 +8,7 @@ replaced by the equivalent deferred reduction whenever the wait would need a lat
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from torch.autograd.function import once_differentiable
 
 from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
 
@@ -78,6 +80,12 @@ def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
         )
     if k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"shapes disagree: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if min(q.shape[0], q.shape[1], q.shape[2], k.shape[2]) < 1:
+        raise ValueError(f"batch, heads and lengths must be >= 1, got q {tuple(q.shape)}, k {tuple(k.shape)}")
+    if q.shape[0] * q.shape[1] > 65535:
+        raise ValueError(
+            f"batch × heads must be <= 65535 (the forward grid's second axis), got {q.shape[0] * q.shape[1]}"
+        )
     d = q.shape[-1]
     if d not in (16, 32, 64, 128, 256):
         raise ValueError(f"head_dim must be one of 16, 32, 64, 128, 256; got {d}")
@@ -106,13 +114,24 @@ def _config_for(q: torch.Tensor, config: KernelConfig | None) -> KernelConfig:
 
 def _n_programs(q: torch.Tensor, cfg: KernelConfig, schedule: str) -> int:
     """Persistent programs of the backward. Shift waits on later KV blocks, so its waves must be
-    resident at once: one program per SM. The baselines only wait on lower-numbered programs
-    (ascending turns), which the GPU dispatches first, so they get one program per work item and
-    the hardware's dynamic dispatch, as FA3's deterministic backward does."""
+    resident at once: one program per SM (an SM limit under MPS that the device does not report
+    would break this). The baselines only wait on lower-numbered programs (ascending turns), which
+    the GPU dispatches first in practice (CUDA does not promise it; FA3's deterministic backward
+    relies on the same), so they get one program per work item and the hardware's dispatch."""
+    sms = (
+        torch.cuda.get_device_properties(q.device).multi_processor_count if q.device.type == "cuda" else None
+    )
     if cfg.programs is not None:
+        if cfg.programs < 1:
+            raise ValueError(f"KernelConfig.programs must be >= 1, got {cfg.programs}")
+        if sms is not None and schedule == "shift" and cfg.programs > sms:
+            raise ValueError(
+                f"KernelConfig.programs={cfg.programs} exceeds the {sms} SMs: shift waits on programs of "
+                "its own wave, which must all be resident at once"
+            )
         return cfg.programs
-    if q.device.type == "cuda" and schedule == "shift":
-        return torch.cuda.get_device_properties(q.device).multi_processor_count
+    if sms is not None and schedule == "shift":
+        return sms
     return 1 << 30  # one program per work item
 
 
@@ -123,6 +142,7 @@ class Launch:
     plan: TilePlan
     slots_padded: int
     programs: int
+    key: tuple  # the `launch_plan` arguments that made it (the device tables' cache key)
 
 
 @lru_cache(maxsize=64)
@@ -148,15 +168,19 @@ def launch_plan(
         programs = wave
         padded = k * wave
     plan = tile_plan(schedule, n_q, n_kv, causal=causal, block_m=block_m, block_n=block_n, wave_size=wave)
-    return Launch(plan, padded, programs)
+    key = (schedule, causal, n_q, n_kv, block_m, block_n, heads, max_programs)
+    return Launch(plan, padded, programs, key)
 
 
 _DEVICE_TABLES: dict[tuple, tuple[torch.Tensor, ...]] = {}
 
 
 def _tables(launch: Launch, device: torch.device) -> tuple[torch.Tensor, ...]:
-    key = (id(launch), str(device))
+    """The plan's int32 tables on `device`, cached by the plan's arguments (never by object id)."""
+    key = (launch.key, str(device))
     if key not in _DEVICE_TABLES:
+        if len(_DEVICE_TABLES) >= 256:
+            _DEVICE_TABLES.clear()
         p = launch.plan
         _DEVICE_TABLES[key] = tuple(
             torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (p.kv, p.phase_len, p.q, p.turn)
@@ -176,18 +200,24 @@ def attention_forward(
     o = torch.empty_like(q)
     lse = torch.empty((b * h, lq), device=q.device, dtype=torch.float32)
     grid = (math.ceil(lq / cfg.fwd_block_m), b * h)
-    attention_fwd_kernel[grid](
-        q, k, v, o, lse,
-        q.stride(0), q.stride(1), q.stride(2),
-        k.stride(0), k.stride(1), k.stride(2),
-        v.stride(0), v.stride(1), v.stride(2),
-        o.stride(0), o.stride(1), o.stride(2),
-        h, lq, lk, sm_scale * LOG2E,
-        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=cfg.fwd_block_m, BLOCK_N=cfg.fwd_block_n,
-        IEEE=q.dtype == torch.float32,
-        num_warps=cfg.fwd_warps, num_stages=cfg.fwd_stages,
-    )  # fmt: skip
+    with _on_device(q):
+        attention_fwd_kernel[grid](
+            q, k, v, o, lse,
+            q.stride(0), q.stride(1), q.stride(2),
+            k.stride(0), k.stride(1), k.stride(2),
+            v.stride(0), v.stride(1), v.stride(2),
+            o.stride(0), o.stride(1), o.stride(2),
+            h, lq, lk, sm_scale * LOG2E,
+            HEAD_DIM=d, CAUSAL=causal, BLOCK_M=cfg.fwd_block_m, BLOCK_N=cfg.fwd_block_n,
+            IEEE=q.dtype == torch.float32,
+            num_warps=cfg.fwd_warps, num_stages=cfg.fwd_stages,
+        )  # fmt: skip
     return o, lse
+
+
+def _on_device(t: torch.Tensor):
+    """Launch Triton kernels on `t`'s GPU (not whichever is current)."""
+    return torch.cuda.device(t.device) if t.device.type == "cuda" else contextlib.nullcontext()
 
 
 def reduce_partials(partial: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
@@ -239,6 +269,12 @@ def attention_backward(
     locks = torch.zeros((b * h, n_q), device=q.device, dtype=torch.int32)
     max_turns = int(plan.turn.max()) + 1
     if dq_mode == "deferred":
+        numel = b * h * n_q * max_turns * bm * d
+        if numel >= 2**31:
+            raise ValueError(
+                f"dq_mode='deferred' keeps every dQ contribution ({numel * 4 / 2**30:.1f} GiB here); it is a "
+                "test mode: use 'ordered', which sums in the same order, at this size"
+            )
         partial = torch.zeros((b * h, n_q, max_turns, bm, d), device=q.device, dtype=torch.float32)
     else:
         partial = dq_acc  # unused
@@ -246,19 +282,20 @@ def attention_backward(
     dv = torch.empty_like(v)
     n_items = b * h * launch.slots_padded
     prefetch = cfg.prefetch if cfg.prefetch is not None else d <= 64
-    attention_bwd_kernel[(min(launch.programs, n_items),)](
-        q, k, v, do, lse, delta, dq_acc, partial, dk, dv, locks,
-        plan_kv, plan_len, plan_q, plan_turn,
-        q.stride(0), q.stride(1), q.stride(2),
-        k.stride(0), k.stride(1), k.stride(2),
-        v.stride(0), v.stride(1), v.stride(2),
-        dk.stride(0), dk.stride(1), dk.stride(2),
-        h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
-        sm_scale * LOG2E, sm_scale,
-        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
-        DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=prefetch,
-        num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
-    )  # fmt: skip
+    with _on_device(q):
+        attention_bwd_kernel[(min(launch.programs, n_items),)](
+        q, k, v, do,     lse, delta, dq_acc, partial, dk, dv, locks,
+            plan_kv, plan_len, plan_q, plan_turn,
+            q.stride(0), q.stride(1), q.stride(2),
+            k.stride(0), k.stride(1), k.stride(2),
+            v.stride(0), v.stride(1), v.stride(2),
+            dk.stride(0), dk.stride(1), dk.stride(2),
+            h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
+            sm_scale * LOG2E, sm_scale,
+            HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
+            DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=prefetch,
+            num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
+        )  # fmt: skip
     if dq_mode == "deferred":
         counts = torch.from_numpy(_turn_counts(plan)).to(q.device)
         dq_acc = reduce_partials(partial, counts).reshape(b * h, lq_pad, d)
@@ -297,6 +334,7 @@ class DashAttentionFunction(torch.autograd.Function):
         return o
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, do):  # type: ignore[override]
         q, k, v, o, lse = ctx.saved_tensors
         causal, sm_scale, schedule, dq_mode, cfg = ctx.args
@@ -334,6 +372,16 @@ def attention(
                 dq_mode = "deferred"
     elif dq_mode not in DQ_MODES:
         raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
+    elif dq_mode.startswith("ordered") and interpreting():
+        cfg_ = _config_for(q, config)
+        launch = launch_plan(
+            schedule, causal, *_tiles(q, k, cfg_), q.shape[0] * q.shape[1], _n_programs(q, cfg_, schedule)
+        )
+        if not _sequential_safe(launch, q.shape[0] * q.shape[1]):
+            raise RuntimeError(
+                f"dq_mode={dq_mode!r} with schedule {schedule!r} would deadlock in the Triton interpreter "
+                "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
+            )
     if deterministic and dq_mode == "atomic":
         raise ValueError("deterministic=True cannot use dq_mode='atomic' (fp32 atomics sum in timing order)")
     scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else float(sm_scale)

@@ -1,0 +1,154 @@
+"""Gradient steps per second of every offline algorithm on random data, single CPU thread.
+
+The issue's requirement: PIC/EPIC steps/s >= 0.7x TD3+BC's on the same machine. Shape of a D4RL
+locomotion update: obs 17, act 6, batch 256, K = 10 peers, width 256, EPIC/EDAC with N = 10 critics.
+Algorithms are timed in interleaved rounds (the machine is shared), and each ratio is the median of
+the per-round ratios to TD3+BC measured in the same round.
+
+    python benchmarks/pic/throughput.py [--rounds 5] [--seconds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
+from _meta import provenance
+from iclr26.pic.algorithms import BatchSampler, make_algorithm
+from iclr26.pic.algorithms.pic import max_min_q_action
+
+OBS, ACT, BATCH, K, N_DATA = 17, 6, 256, 10, 20_000
+VARIANTS = {  # label -> (registry name, overrides)
+    "bc": ("bc", {}),
+    "td3_bc": ("td3_bc", {}),
+    "iql": ("iql", {}),
+    "pic": ("pic", {}),
+    "pic_bf16_scoring": ("pic", {"score_dtype": "bfloat16"}),
+    "edac_n10": ("edac", {"num_critics": 10}),
+    "epic_n10": ("epic", {"num_critics": 10}),
+    "epic_n10_bf16_scoring": ("epic", {"num_critics": 10, "score_dtype": "bfloat16"}),
+}
+
+
+def random_sampler(seed: int = 0) -> BatchSampler:
+    rng = np.random.default_rng(seed)
+    obs = rng.normal(size=(N_DATA, OBS)).astype(np.float32)
+    return BatchSampler(
+        obs,
+        rng.uniform(-1, 1, size=(N_DATA, ACT)),
+        rng.normal(size=N_DATA),
+        np.roll(obs, -1, axis=0),
+        np.zeros(N_DATA),
+        peers=rng.integers(0, N_DATA, size=(N_DATA, K)),
+        batch_size=BATCH,
+        seed=seed,
+    )
+
+
+def steps_per_s(algo, sampler: BatchSampler, seconds: float) -> float:
+    """Updates per second over at least `seconds` (batches are sampled outside the timer)."""
+    batches = [sampler.sample() for _ in range(8)]
+    done, elapsed = 0, 0.0
+    while elapsed < seconds or done < 4:
+        batch = batches[done % len(batches)]
+        t0 = time.perf_counter()
+        algo.update(batch)
+        elapsed += time.perf_counter() - t0
+        done += 1
+    return done / elapsed
+
+
+def scoring_ms(num_critics: int, score_dtype: str, reps: int = 10) -> float:
+    """Milliseconds per max-min-Q scoring call on B·(K+1) = 2816 pairs."""
+    algo = make_algorithm(
+        "epic" if num_critics > 2 else "pic",
+        OBS,
+        ACT,
+        {"num_critics": num_critics} if num_critics > 2 else {},
+    )
+    g = torch.Generator().manual_seed(0)
+    obs, act = torch.randn(BATCH, OBS, generator=g), torch.rand(BATCH, ACT, generator=g) * 2 - 1
+    peers = torch.rand(BATCH, K, ACT, generator=g) * 2 - 1
+    max_min_q_action(algo.critic, obs, act, peers, score_dtype)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        max_min_q_action(algo.critic, obs, act, peers, score_dtype)
+    return (time.perf_counter() - t0) / reps * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=3.0, help="timed seconds per algorithm per round")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    sampler = random_sampler()
+    algos = {label: make_algorithm(name, OBS, ACT, ov, seed=0) for label, (name, ov) in VARIANTS.items()}
+    for algo in algos.values():  # warm-up (allocator, first-call overheads)
+        for _ in range(3):
+            algo.update(sampler.sample())
+    per_round: dict[str, list[float]] = {label: [] for label in algos}
+    for r in range(args.rounds):
+        for label, algo in algos.items():
+            per_round[label].append(steps_per_s(algo, sampler, args.seconds))
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in per_round.items()), flush=True)
+
+    def ratio(label: str, base: str) -> float:
+        return statistics.median(a / b for a, b in zip(per_round[label], per_round[base], strict=True))
+
+    rows = []
+    for label, (name, ov) in VARIANTS.items():
+        rows.append(
+            {
+                "algorithm": label,
+                "registry_name": name,
+                "overrides": ov,
+                "steps_per_s_median": statistics.median(per_round[label]),
+                "steps_per_s_rounds": per_round[label],
+                "ratio_to_td3_bc": ratio(label, "td3_bc"),
+                "ratio_to_edac_n10": ratio(label, "edac_n10") if name in ("epic", "edac") else None,
+            }
+        )
+    scoring = {f"n{n}_{dt}": scoring_ms(n, dt) for n in (2, 10) for dt in ("float32", "bfloat16")}
+    print(f"\n{'algorithm':24s} {'steps/s':>8s} {'x td3_bc':>9s} {'x edac':>7s}")
+    for row in rows:
+        edac = f"{row['ratio_to_edac_n10']:.2f}" if row["ratio_to_edac_n10"] is not None else ""
+        name, sps, x_td3 = row["algorithm"], row["steps_per_s_median"], row["ratio_to_td3_bc"]
+        print(f"{name:24s} {sps:8.1f} {x_td3:9.2f} {edac:>7s}")
+    print("max-min-Q scoring, ms per call on 2816 pairs:", {k: round(v, 1) for k, v in scoring.items()})
+
+    path = Path(__file__).parent / "results" / "throughput.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        **provenance(),
+        "setup": {
+            "obs_dim": OBS,
+            "act_dim": ACT,
+            "batch": BATCH,
+            "K": K,
+            "hidden": [256, 256],
+            "dataset": N_DATA,
+            "torch_threads": 1,
+            "rounds": args.rounds,
+            "seconds_per_round": args.seconds,
+        },
+        "rows": rows,
+        "scoring_ms_per_call": scoring,
+        "load_average_1_5_15min_at_end": list(os.getloadavg()),  # the machine is shared
+    }
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()

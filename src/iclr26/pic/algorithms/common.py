@@ -1,0 +1,319 @@
+"""Shared pieces of the offline RL algorithms: batches, the sampler, state normalization, configs.
+
+A batch is a `dict[str, Tensor]`:
+
+    observations        (B, obs_dim)   float32
+    actions             (B, act_dim)   float32 in [-1, 1]
+    rewards             (B,)           float32
+    next_observations   (B, obs_dim)   float32
+    dones               (B,)           float32, 1 = true termination (not a time-limit cut)
+    peer_actions        (B, K, act_dim) float32, only with a peer table: the dataset actions of the
+                                        K nearest dataset states of each state (PIC / EPIC)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr26.pic.networks import EnsembleMLP
+
+Batch = dict[str, torch.Tensor]
+BATCH_KEYS = ("observations", "actions", "rewards", "next_observations", "dones")
+
+
+@runtime_checkable
+class Algorithm(Protocol):
+    """What `train_offline` and evaluation need from an offline RL algorithm."""
+
+    config: Any
+    total_it: int
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on a batch; returns scalar metrics."""
+        ...
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Deterministic action(s) in [-1, 1] for (obs_dim,) or (n, obs_dim) raw observations."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume: networks, optimizers, RNG, step counter."""
+        ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what `state_dict` returned."""
+        ...
+
+
+# ----------------------------------------------------------------------------------------- configs
+
+C = TypeVar("C")
+
+
+def check_config(cfg: Any) -> None:
+    """Validate the fields every algorithm config shares; errors name the field and the value."""
+    hidden = tuple(int(h) for h in cfg.hidden)
+    object.__setattr__(cfg, "hidden", hidden)  # CLI overrides arrive as lists
+    if not hidden or min(hidden) < 1:
+        raise ValueError(f"hidden must be a non-empty sequence of positive widths, got {cfg.hidden!r}")
+    for name in ("actor_lr", "critic_lr", "batch_size"):
+        if hasattr(cfg, name) and getattr(cfg, name) <= 0:
+            raise ValueError(f"{name} must be > 0, got {getattr(cfg, name)!r}")
+    if hasattr(cfg, "gamma") and not 0.0 <= cfg.gamma < 1.0:
+        raise ValueError(f"gamma must be in [0, 1), got {cfg.gamma!r}")
+    if hasattr(cfg, "tau") and not 0.0 < cfg.tau <= 1.0:
+        raise ValueError(f"tau must be in (0, 1], got {cfg.tau!r}")
+
+
+def config_with_overrides(config_cls: type[C], overrides: Mapping[str, Any] | None) -> C:
+    """`config_cls()` with `overrides` applied; unknown keys raise a ValueError listing the fields."""
+    overrides = dict(overrides or {})
+    fields = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"unknown {config_cls.__name__} field(s) {unknown}; valid fields: {sorted(fields)}")
+    return config_cls(**overrides)
+
+
+# ------------------------------------------------------------------------------ state normalization
+
+
+def state_stats(observations: np.ndarray, eps: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """Dataset mean and std of the states (TD3+BC, Fujimoto & Gu 2021, Sec. 5: std + ε, ε = 1e-3)."""
+    obs = np.asarray(observations, dtype=np.float64)
+    return obs.mean(0).astype(np.float32), (obs.std(0) + eps).astype(np.float32)
+
+
+def return_range_reward_scale(rewards: np.ndarray, episode_ends: np.ndarray) -> float:
+    """1000 / (max − min episode return): IQL's reward scaling on locomotion (Kostrikov et al. 2021)."""
+    ends = np.flatnonzero(np.asarray(episode_ends, dtype=bool))
+    if ends.size == 0 or ends[-1] != len(rewards) - 1:
+        ends = np.append(ends, len(rewards) - 1)
+    returns = np.add.reduceat(np.asarray(rewards, dtype=np.float64), np.r_[0, ends[:-1] + 1])
+    spread = float(returns.max() - returns.min())
+    if spread <= 0:
+        raise ValueError("all episode returns are equal; reward scaling by the return range is undefined")
+    return 1000.0 / spread
+
+
+class StateNormalizer(nn.Module):
+    """(s − mean) / std with the dataset's statistics kept as buffers (saved in checkpoints)."""
+
+    def __init__(self, obs_dim: int) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(obs_dim))
+        self.register_buffer("std", torch.ones(obs_dim))
+
+    def set_stats(self, mean: np.ndarray | torch.Tensor, std: np.ndarray | torch.Tensor) -> None:
+        """Use `mean`, `std` (each (obs_dim,)) from now on."""
+        mean_t = torch.as_tensor(np.asarray(mean, dtype=np.float32)).to(self.mean.device)
+        std_t = torch.as_tensor(np.asarray(std, dtype=np.float32)).to(self.std.device)
+        if mean_t.shape != self.mean.shape or std_t.shape != self.std.shape:
+            raise ValueError(
+                f"state_mean/state_std must have shape {tuple(self.mean.shape)}, "
+                f"got {tuple(mean_t.shape)} and {tuple(std_t.shape)}"
+            )
+        if bool((std_t <= 0).any()):
+            raise ValueError("state_std must be positive everywhere")
+        self.mean.copy_(mean_t)
+        self.std.copy_(std_t)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return (obs - self.mean) / self.std
+
+
+# -------------------------------------------------------------------------------------- networks
+
+
+def build_networks(seed: int, device: str | torch.device, **specs: dict[str, Any]) -> dict[str, EnsembleMLP]:
+    """EnsembleMLPs built from `specs` (name -> EnsembleMLP kwargs), initialised from `seed` alone."""
+    with torch.random.fork_rng(devices=[]):  # no global RNG state is touched
+        torch.manual_seed(seed)
+        return {name: EnsembleMLP(**kw).to(device) for name, kw in specs.items()}
+
+
+def frozen_copy(net: nn.Module) -> nn.Module:
+    """A target network: a copy whose parameters never receive gradients."""
+    target = copy.deepcopy(net)
+    target.requires_grad_(False)
+    return target
+
+
+def state_action(obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+    """Critic input [s, a] along the last dim; `obs` is broadcast over the leading dims of `act`."""
+    return torch.cat([obs.expand(*act.shape[:-1], obs.shape[-1]), act], dim=-1)
+
+
+def act_numpy(policy: nn.Module, normalizer: StateNormalizer, obs: np.ndarray) -> np.ndarray:
+    """Run a deterministic policy (normalized obs -> (1, n, act) in [-1, 1]) on raw numpy observations."""
+    x = np.asarray(obs, dtype=np.float32)
+    single = x.ndim == 1
+    device = normalizer.mean.device
+    with torch.no_grad():
+        a = policy(normalizer(torch.as_tensor(x, device=device).reshape(-1, x.shape[-1]))).squeeze(0)
+    a = a.clamp(-1.0, 1.0).cpu().numpy()
+    return a[0] if single else a
+
+
+def generator_for(device: str | torch.device, seed: int) -> torch.Generator:
+    """A torch.Generator on `device` seeded with `seed` (the algorithm's private RNG)."""
+    return torch.Generator(device=torch.device(device)).manual_seed(int(seed))
+
+
+def require_peers(batch: Batch, who: str) -> torch.Tensor:
+    """`batch["peer_actions"]`, with an error that says how to get it when it is missing."""
+    if "peer_actions" not in batch:
+        raise KeyError(f"{who} needs batch['peer_actions']: give BatchSampler a peer table (peers=...)")
+    return batch["peer_actions"]
+
+
+# -------------------------------------------------------------------------------------- sampler
+
+
+class BatchSampler:
+    """Uniform minibatches from an in-memory transition dataset, with peer actions gathered by table.
+
+    `peers` is an (N, K) int64 table of dataset indices: row i lists the K nearest dataset states of
+    state i (computed once per dataset). Sampling only gathers `actions[peers[idx]]`; it never searches.
+    """
+
+    def __init__(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        dones: np.ndarray,
+        *,
+        peers: np.ndarray | None = None,
+        batch_size: int = 256,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+        reward_scale: float = 1.0,
+        reward_shift: float = 0.0,
+    ) -> None:
+        n = len(observations)
+        arrays = {
+            "observations": observations,
+            "actions": actions,
+            "rewards": rewards,
+            "next_observations": next_observations,
+            "dones": dones,
+        }
+        for name, arr in arrays.items():
+            if len(arr) != n:
+                raise ValueError(f"{name} has {len(arr)} rows, observations has {n}")
+        if n == 0:
+            raise ValueError("the dataset is empty")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        act = np.asarray(actions, dtype=np.float32)
+        if act.ndim != 2:
+            raise ValueError(f"actions must be (N, act_dim), got shape {act.shape}")
+        if np.abs(act).max() > 1.0 + 1e-5:
+            raise ValueError(f"actions must lie in [-1, 1], found |a| up to {np.abs(act).max():.4g}")
+        self.device = torch.device(device)
+        self.batch_size = int(batch_size)
+        self.size = n
+        self.data: dict[str, torch.Tensor] = {
+            k: torch.as_tensor(np.asarray(v, dtype=np.float32), device=self.device) for k, v in arrays.items()
+        }
+        self.data["actions"] = self.data["actions"].clamp(-1.0, 1.0)
+        self.data["rewards"] = self.data["rewards"].reshape(n) * reward_scale + reward_shift
+        self.data["dones"] = self.data["dones"].reshape(n)
+        self.peers: torch.Tensor | None = None
+        if peers is not None:
+            table = np.asarray(peers)
+            if table.ndim != 2 or table.shape[0] != n or not np.issubdtype(table.dtype, np.integer):
+                raise ValueError(
+                    f"peers must be an integer table of shape ({n}, K), got {table.dtype} {table.shape}"
+                )
+            if table.size and (table.min() < 0 or table.max() >= n):
+                raise ValueError(f"peers holds indices outside [0, {n})")
+            self.peers = torch.as_tensor(table.astype(np.int64), device=self.device)
+        self.generator = torch.Generator().manual_seed(int(seed))  # CPU: same stream on any device
+
+    @classmethod
+    def from_arrays(cls, data: Mapping[str, np.ndarray], **kwargs: Any) -> BatchSampler:
+        """Sampler over a mapping with the five batch keys (e.g. an `np.load`ed .npz); kwargs as __init__."""
+        missing = [k for k in BATCH_KEYS if k not in data]
+        if missing:
+            raise KeyError(f"dataset lacks {missing}; it needs {list(BATCH_KEYS)}")
+        return cls(**{k: data[k] for k in BATCH_KEYS}, **kwargs)
+
+    @property
+    def obs_dim(self) -> int:
+        return int(self.data["observations"].shape[1])
+
+    @property
+    def act_dim(self) -> int:
+        return int(self.data["actions"].shape[1])
+
+    def sample(self) -> Batch:
+        """A batch of `batch_size` transitions drawn uniformly with replacement."""
+        idx = torch.randint(self.size, (self.batch_size,), generator=self.generator).to(self.device)
+        batch = {k: v[idx] for k, v in self.data.items()}
+        if self.peers is not None:
+            batch["peer_actions"] = self.data["actions"][self.peers[idx]]  # (B, K, act_dim)
+        return batch
+
+    def state_dict(self) -> dict[str, Any]:
+        """The RNG state (the data itself is not saved)."""
+        return {"generator": self.generator.get_state(), "size": self.size, "batch_size": self.batch_size}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore the RNG state saved by `state_dict`."""
+        if state["size"] != self.size:
+            raise ValueError(
+                f"checkpoint was made on a dataset of {state['size']} rows, this one has {self.size}"
+            )
+        self.generator.set_state(state["generator"])
+
+
+# ---------------------------------------------------------------------------------- checkpoints
+
+
+class Checkpointable:
+    """`state_dict`/`load_state_dict` over the attributes named in MODULES and OPTIMIZERS, plus the
+    private RNG (`generator`) and the step counter (`total_it`)."""
+
+    MODULES: tuple[str, ...] = ()
+    OPTIMIZERS: tuple[str, ...] = ()
+    EXTRA_TENSORS: tuple[str, ...] = ()  # plain tensors such as SAC's log-temperature
+
+    config: Any
+    generator: torch.Generator
+    total_it: int
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume: networks, optimizers, tensors, RNG, step counter, config."""
+        state: dict[str, Any] = {name: getattr(self, name).state_dict() for name in self.MODULES}
+        state.update({name: getattr(self, name).state_dict() for name in self.OPTIMIZERS})
+        state.update({name: getattr(self, name).detach().clone() for name in self.EXTRA_TENSORS})
+        state["generator"] = self.generator.get_state()
+        state["total_it"] = self.total_it
+        state["config"] = dataclasses.asdict(self.config)
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what `state_dict` returned (the config is checked, not replaced)."""
+        saved = dict(state["config"])
+        mine = dataclasses.asdict(self.config)
+        if {k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()} != mine:
+            raise ValueError(f"checkpoint config {saved} differs from this algorithm's config {mine}")
+        for name in self.MODULES:
+            getattr(self, name).load_state_dict(state[name])
+        for name in self.OPTIMIZERS:
+            getattr(self, name).load_state_dict(state[name])
+        with torch.no_grad():
+            for name in self.EXTRA_TENSORS:
+                getattr(self, name).copy_(state[name])
+        self.generator.set_state(state["generator"])
+        self.total_it = int(state["total_it"])

@@ -1,0 +1,306 @@
+"""EPIC: an EDAC-style critic ensemble with the peer-influenced constraint ("Efficient Offline
+Reinforcement Learning via Peer-Influenced Constraint", OpenReview bPWCIJyp1K).
+
+Critics (EDAC, An et al. 2021, Sec. 4): N critics trained on the soft TD target with the minimum over
+the target ensemble, plus η times the gradient-diversity penalty
+
+    L_Q = Σ_i E[(Q_i(s, a) − y)²] + η·ES,
+    y   = r + γ(1 − d)·(min_j Q'_j(s', a') − α_ent·log π(a'|s')),   a' ~ π(·|s')
+    ES  = 1/(N − 1) Σ_{i≠j} cos(∇_a Q_i(s, a), ∇_a Q_j(s, a))       (ordered pairs, dataset (s, a))
+
+Actor (the paper's EPIC objective with a SAC tanh-Gaussian policy):
+
+    L_π = β·E[α_ent·log π(ã|s) − min_i Q_i(s, ã)] + δ·E‖tanh(μ(s)) − a*(s)‖,   ã = tanh(μ + σ·ε)
+    β   = α / mean|min_i Q_i(s, ã)|   (detached; TD3+BC's normalization, α = 2.5)
+    a*  = argmax_{a' ∈ {a} ∪ peers} min_i Q_i(s, a')  (max-min Q over all N current critics, as PIC)
+
+Choices the paper leaves open, made here:
+- Q term on the *sampled* action ã (reparameterised), so the entropy term has a gradient as in SAC;
+- constraint on the *mean* action tanh(μ(s)), the action the policy takes at evaluation, so that the
+  deterministic policy is the one kept near the best peer (the noise is not penalised);
+- entropy on, with automatic temperature tuning toward target entropy −act_dim (SAC v2; EDAC does
+  the same); β scales the whole SAC objective (Q and entropy) so the entropy bonus keeps the same
+  units as in the critic target;
+- ES uses cosine similarities (EDAC's released code), not raw inner products;
+- ‖·‖ is the Euclidean norm per sample (`squared=True`: the squared norm).
+
+`delta=0, normalize_q=False` is EDAC itself (registered as "edac"): no peers are scored then.
+All N critics are one `EnsembleMLP`; candidate scoring is one call on B·(K+1) pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from iclr26.pic.algorithms.common import (
+    Batch,
+    Checkpointable,
+    StateNormalizer,
+    build_networks,
+    check_config,
+    frozen_copy,
+    generator_for,
+    require_peers,
+    state_action,
+)
+from iclr26.pic.algorithms.pic import SCORE_DTYPES, max_min_q_action, peer_distance
+from iclr26.pic.networks import EnsembleMLP, soft_update
+
+
+@dataclass(frozen=True)
+class EPICConfig:
+    """EPIC hyper-parameters; ensemble defaults follow EDAC on MuJoCo, the constraint the PIC paper."""
+
+    actor_lr: float = 3e-4  # Adam learning rate of the policy
+    critic_lr: float = 3e-4  # Adam learning rate of the critic ensemble
+    temperature_lr: float = 3e-4  # Adam learning rate of log α_ent
+    hidden: tuple[int, ...] = (256, 256)  # hidden widths of policy and critics
+    batch_size: int = 256  # minibatch size (used by whoever builds the sampler)
+    gamma: float = 0.99  # discount
+    tau: float = 5e-3  # target-critic Polyak rate
+    num_critics: int = 10  # N, critics in the ensemble
+    eta: float = 1.0  # η, weight of the gradient-diversity penalty (0 = SAC-N)
+    alpha: float = 2.5  # α in β = α / mean|min Q| (used when normalize_q)
+    normalize_q: bool = True  # β = α / mean|min Q|; False: β = 1 (EDAC's objective)
+    delta: float = 1.0  # δ, weight of the peer constraint (0 = no constraint: EDAC)
+    squared: bool = False  # False: ‖tanh μ − a*‖ as the paper writes it; True: the squared norm
+    score_dtype: str = "float32"  # "bfloat16": score the candidates under autocast (see pic.py)
+    auto_temperature: bool = True  # tune α_ent toward target_entropy; False keeps init_temperature
+    init_temperature: float = 1.0  # α_ent at the start (EDAC starts at 1)
+    target_entropy: float | None = None  # None: −act_dim
+    log_std_min: float = -5.0  # policy log-std clamp (EDAC's)
+    log_std_max: float = 2.0
+    normalize_states: bool = True  # normalize states by dataset mean/std
+
+    def __post_init__(self) -> None:
+        check_config(self)
+        if self.num_critics < 1:
+            raise ValueError(f"num_critics must be >= 1, got {self.num_critics}")
+        if self.eta > 0 and self.num_critics < 2:
+            raise ValueError(f"eta > 0 needs num_critics >= 2 (pairs of critics), got {self.num_critics}")
+        for name in ("eta", "delta", "temperature_lr"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.alpha <= 0 or self.init_temperature <= 0:
+            raise ValueError(
+                f"alpha and init_temperature must be > 0, got {self.alpha}, {self.init_temperature}"
+            )
+        if self.score_dtype not in SCORE_DTYPES:
+            raise ValueError(f"score_dtype must be one of {SCORE_DTYPES}, got {self.score_dtype!r}")
+        if self.log_std_min >= self.log_std_max:
+            raise ValueError(f"log_std_min must be < log_std_max, got {self.log_std_min}, {self.log_std_max}")
+
+
+def tanh_gaussian_sample(
+    mu: torch.Tensor, log_std: torch.Tensor, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ã = tanh(μ + σ·ε) and log π(ã|s) with the tanh change of variables: (B, act) -> (B, act), (B,)."""
+    eps = torch.randn(mu.shape, generator=generator, device=mu.device)
+    u = mu + log_std.exp() * eps
+    log_normal = (-0.5 * eps.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+    log_det = (2.0 * (math.log(2.0) - u - F.softplus(-2.0 * u))).sum(-1)  # log(1 − tanh²u), stably
+    return torch.tanh(u), log_normal - log_det
+
+
+def gradient_diversity(grads: torch.Tensor) -> torch.Tensor:
+    """EDAC's ES = 1/(N−1) Σ_{i≠j} cos(g_i, g_j), averaged over the batch; grads (N, B, act_dim)."""
+    n = grads.shape[0]
+    unit = grads / (torch.linalg.vector_norm(grads, dim=-1, keepdim=True) + 1e-10)
+    cos = torch.einsum("ibd,jbd->bij", unit, unit)  # (B, N, N)
+    off_diagonal = cos.sum((1, 2)) - torch.diagonal(cos, dim1=1, dim2=2).sum(-1)
+    return (off_diagonal / (n - 1)).mean()
+
+
+def epic_actor_loss(
+    q_min_pi: torch.Tensor,
+    log_pi: torch.Tensor,
+    mean_action: torch.Tensor,
+    a_star: torch.Tensor | None,
+    *,
+    alpha: float,
+    delta: float,
+    temperature: float | torch.Tensor,
+    normalize_q: bool = True,
+    squared: bool = False,
+) -> torch.Tensor:
+    """β·mean(α_ent·log π − min Q) + δ·mean ‖tanh μ − a*‖; q_min_pi, log_pi (B,), actions (B, act_dim)."""
+    beta = alpha / q_min_pi.abs().mean().detach() if normalize_q else 1.0
+    loss = beta * (temperature * log_pi - q_min_pi).mean()
+    if a_star is not None and delta > 0:
+        loss = loss + delta * peer_distance(mean_action, a_star, squared).mean()  # EPIC actor loss
+    return loss
+
+
+class EPIC(Checkpointable):
+    """EPIC (and, with delta=0 and normalize_q=False, EDAC) over given networks and optimizers."""
+
+    MODULES = ("actor", "critic", "critic_target", "normalizer")
+    OPTIMIZERS = ("actor_optimizer", "critic_optimizer", "temperature_optimizer")
+    EXTRA_TENSORS = ("log_temperature",)
+
+    def __init__(
+        self,
+        config: EPICConfig,
+        actor: EnsembleMLP,
+        critic: EnsembleMLP,
+        actor_optimizer: torch.optim.Optimizer,
+        critic_optimizer: torch.optim.Optimizer,
+        log_temperature: torch.Tensor,
+        temperature_optimizer: torch.optim.Optimizer,
+        normalizer: StateNormalizer,
+        generator: torch.Generator,
+        target_entropy: float,
+    ) -> None:
+        if critic.ensemble != config.num_critics:
+            raise ValueError(
+                f"critic has {critic.ensemble} members, config.num_critics is {config.num_critics}"
+            )
+        self.config = config
+        self.actor = actor
+        self.critic, self.critic_target = critic, frozen_copy(critic)
+        self.actor_optimizer, self.critic_optimizer = actor_optimizer, critic_optimizer
+        self.log_temperature, self.temperature_optimizer = log_temperature, temperature_optimizer
+        self.normalizer = normalizer
+        self.generator = generator
+        self.target_entropy = target_entropy
+        self.total_it = 0
+
+    @classmethod
+    def create(
+        cls,
+        obs_dim: int,
+        act_dim: int,
+        config: Any = None,
+        *,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+    ) -> EPIC:
+        """Tanh-Gaussian policy, N-critic ensemble, log α_ent and their Adam optimizers, seeded by `seed`."""
+        cfg = config if config is not None else EPICConfig()
+        nets = build_networks(
+            seed,
+            device,
+            actor=dict(in_dim=obs_dim, out_dim=2 * act_dim, hidden=cfg.hidden),  # (μ, log σ)
+            critic=dict(in_dim=obs_dim + act_dim, out_dim=1, hidden=cfg.hidden, ensemble=cfg.num_critics),
+        )
+        log_temperature = torch.tensor(math.log(cfg.init_temperature), device=device, requires_grad=True)
+        return cls(
+            cfg,
+            nets["actor"],
+            nets["critic"],
+            torch.optim.Adam(nets["actor"].parameters(), lr=cfg.actor_lr),
+            torch.optim.Adam(nets["critic"].parameters(), lr=cfg.critic_lr),
+            log_temperature,
+            torch.optim.Adam([log_temperature], lr=cfg.temperature_lr),
+            StateNormalizer(obs_dim).to(device),
+            generator_for(device, seed + 1),
+            float(-act_dim if cfg.target_entropy is None else cfg.target_entropy),
+        )
+
+    # ------------------------------------------------------------------------------------ policy
+
+    def policy(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(μ, log σ) of the pre-tanh Gaussian for normalized states: (B, obs) -> (B, act) each."""
+        mu, log_std = self.actor(obs)[0].chunk(2, dim=-1)
+        return mu, log_std.clamp(self.config.log_std_min, self.config.log_std_max)
+
+    @property
+    def temperature(self) -> torch.Tensor:
+        """α_ent = exp(log α_ent), detached."""
+        return self.log_temperature.detach().exp()
+
+    # ------------------------------------------------------------------------------------ losses
+
+    def critic_loss(
+        self, obs: torch.Tensor, batch: Batch, next_obs: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(L_Q, its TD part, ES): soft TD onto min of the target ensemble + η·gradient diversity."""
+        cfg = self.config
+        with torch.no_grad():
+            next_a, next_log_pi = tanh_gaussian_sample(*self.policy(next_obs), self.generator)
+            q_next = self.critic_target(state_action(next_obs, next_a)).squeeze(-1).amin(0)
+            y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * (
+                q_next - self.temperature * next_log_pi
+            )
+        # one copy of the dataset action per critic, so ∇_a of Σ_i Q_i gives each critic's own gradient
+        a = batch["actions"].expand(cfg.num_critics, -1, -1).clone().requires_grad_(cfg.eta > 0)
+        q = self.critic(state_action(obs, a)).squeeze(-1)  # (N, B)
+        td = ((q - y) ** 2).mean(1).sum()
+        if cfg.eta == 0:
+            return td, td, torch.zeros((), device=td.device)
+        (grads,) = torch.autograd.grad(q.sum(), a, create_graph=True)  # (N, B, act_dim)
+        diversity = gradient_diversity(grads)
+        return td + cfg.eta * diversity, td, diversity  # EDAC critic loss
+
+    # ------------------------------------------------------------------------------------ update
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One step of the critic ensemble, the policy (with the peer constraint), α_ent, and the targets."""
+        cfg = self.config
+        self.total_it += 1
+        obs = self.normalizer(batch["observations"])
+        next_obs = self.normalizer(batch["next_observations"])
+
+        critic_loss, td, diversity = self.critic_loss(obs, batch, next_obs)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+
+        a_star, best = None, None
+        if cfg.delta > 0:
+            peers = require_peers(batch, "EPIC")
+            a_star, best = max_min_q_action(self.critic, obs, batch["actions"], peers, cfg.score_dtype)
+        mu, log_std = self.policy(obs)
+        a_pi, log_pi = tanh_gaussian_sample(mu, log_std, self.generator)
+        q_min_pi = self.critic(state_action(obs, a_pi)).squeeze(-1).amin(0)  # (B,)
+        temperature = self.temperature
+        actor_loss = epic_actor_loss(
+            q_min_pi,
+            log_pi,
+            torch.tanh(mu),
+            a_star,
+            alpha=cfg.alpha,
+            delta=cfg.delta,
+            temperature=temperature,
+            normalize_q=cfg.normalize_q,
+            squared=cfg.squared,
+        )
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward(inputs=list(self.actor.parameters()))  # no gradients into the critics
+        self.actor_optimizer.step()
+
+        if cfg.auto_temperature:  # SAC's temperature loss −log α_ent·(log π + H̄)
+            temperature_loss = -(self.log_temperature * (log_pi.detach() + self.target_entropy)).mean()
+            self.temperature_optimizer.zero_grad(set_to_none=True)
+            temperature_loss.backward()
+            self.temperature_optimizer.step()
+
+        soft_update(self.critic_target, self.critic, cfg.tau)
+        metrics = {
+            "critic_loss": critic_loss.item(),
+            "td_loss": td.item(),
+            "diversity": diversity.item(),
+            "actor_loss": actor_loss.item(),
+            "q_pi": q_min_pi.mean().item(),
+            "entropy": -log_pi.mean().item(),
+            "temperature": temperature.item(),
+        }
+        if a_star is not None and best is not None:
+            metrics["peer_distance"] = peer_distance(torch.tanh(mu).detach(), a_star).mean().item()
+            metrics["peer_chosen"] = (best > 0).float().mean().item()
+        return metrics
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Deterministic action tanh(μ(s)) in [-1, 1] for raw (obs_dim,) or (n, obs_dim) observations."""
+        x = np.asarray(obs, dtype=np.float32)
+        device = self.normalizer.mean.device
+        with torch.no_grad():
+            mu, _ = self.policy(self.normalizer(torch.as_tensor(x, device=device).reshape(-1, x.shape[-1])))
+        a = torch.tanh(mu).clamp(-1.0, 1.0).cpu().numpy()
+        return a[0] if x.ndim == 1 else a

@@ -56,7 +56,7 @@ PRESETS = {
         _DEMO,
         generation="smoke",
         datasets=("medium",),
-        algorithms=("bc", "td3_bc", "iql", "pic", "epic"),
+        algorithms=("bc", "td3_bc", "iql", "pic", "epic", "edac"),
         seeds=1,
         steps=40,
         batch_size=32,

@@ -16,7 +16,7 @@ import torch
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
 from iclr26.core.records import save_figure
 from iclr26.pic.algorithms import ALGORITHMS, BatchSampler, make_algorithm
-from iclr26.pic.algorithms.common import state_stats
+from iclr26.pic.algorithms.common import return_range_reward_scale, state_stats
 from iclr26.pic.behavior import DATASET_NAMES, GENERATION_PRESETS, generate_datasets, preset
 from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
 from iclr26.pic.evaluation import evaluate
@@ -81,9 +81,19 @@ def _generation_config(cfg: PICSystemConfig):
 
 
 def _algo_overrides(name: str, cfg: PICSystemConfig) -> dict:
-    fields = {f.name for f in dataclasses.fields(ALGORITHMS[name].config_cls)}
-    wanted = {"hidden": (cfg.hidden, cfg.hidden), "delta": cfg.delta, "num_critics": cfg.num_critics}
+    """The run's shared settings for one algorithm: only the fields its config has; δ only where peers
+    are used (EDAC shares EPIC's config but keeps δ = 0)."""
+    spec = ALGORITHMS[name]
+    fields = {f.name for f in dataclasses.fields(spec.config_cls)}
+    wanted = {"hidden": (cfg.hidden, cfg.hidden), "num_critics": cfg.num_critics}
+    if spec.uses_peers:
+        wanted["delta"] = cfg.delta
     return {k: v for k, v in wanted.items() if k in fields}
+
+
+def _stream_seed(seed: int, stream: int) -> int:
+    """Independent seeds per purpose (0: sampler, 1: evaluation) derived from a run's seed."""
+    return int(np.random.SeedSequence([seed, stream]).generate_state(1)[0])
 
 
 def _references(manifest: dict, env_id: str) -> dict[str, tuple[float, float]]:
@@ -136,15 +146,24 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         algo_name, ds.obs_dim, ds.act_dim, _algo_overrides(algo_name, cfg), seed=s,
                         device=device, state_mean=mean, state_std=std,
                     )  # fmt: skip
-                    dones = ds.terminals.astype(np.float32)
+                    dones = ds.terminals.astype(np.float32)  # time-limit cuts still bootstrap
+                    # IQL's β assumes rewards scaled by 1000 / (return range) (Kostrikov et al. 2021)
+                    scale = (
+                        return_range_reward_scale(ds.rewards, ds.episode_ends())
+                        if algo_name == "iql"
+                        else 1.0
+                    )
                     sampler = BatchSampler(
                         ds.observations, ds.actions, ds.rewards, ds.next_observations, dones,
                         peers=peers if ALGORITHMS[algo_name].uses_peers else None,
-                        batch_size=cfg.batch_size, seed=s, device=device,
+                        batch_size=cfg.batch_size, seed=_stream_seed(s, 0), device=device, reward_scale=scale,
                     )  # fmt: skip
+                    eval_seed = (
+                        _stream_seed(s, 1) % 2**31
+                    )  # evaluation episodes seed+i never shared across seeds
 
-                    def eval_fn(a, s=s) -> float:
-                        return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=10_000 + s)))
+                    def eval_fn(a, eval_seed=eval_seed) -> float:
+                        return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=eval_seed)))
 
                     history = train_offline(
                         algo,

@@ -165,6 +165,12 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                     def eval_fn(a, eval_seed=eval_seed) -> float:
                         return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=eval_seed)))
 
+                    counted = [0]
+
+                    def on_step(step: int, metrics: dict, counted=counted) -> None:
+                        counted[0] += 1
+                        advance()
+
                     history = train_offline(
                         algo,
                         sampler,
@@ -173,8 +179,9 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         eval_every=cfg.eval_every,
                         checkpoint_path=ctx.checkpoint_dir / f"{ds_name}-{algo_name}-s{s}.pt",
                         checkpoint_every=cfg.checkpoint_every,
-                        on_step=lambda step, m: advance(),
+                        on_step=on_step,
                     )
+                    advance(cfg.steps - counted[0])  # steps restored from a checkpoint
                     evals = [
                         (h["step"], h["eval_return"]) for h in history if h.get("eval_return") is not None
                     ]

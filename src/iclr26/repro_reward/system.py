@@ -93,7 +93,9 @@ class _Recorder:
         self.last = float(
             np.mean(
                 [
-                    overthinking_tokens(r.problem, self.policy.decode(r.completion_ids))
+                    overthinking_tokens(
+                        r.problem, r.text if r.text is not None else self.policy.decode(r.completion_ids)
+                    )
                     for g in groups
                     for r in g
                 ]

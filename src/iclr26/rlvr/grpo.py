@@ -76,6 +76,7 @@ class Rollout:
     hint: str | None = None  # set when Scaf-GRPO substituted a hinted attempt
     hint_level: int | None = None
     extra: dict = field(default_factory=dict)
+    text: str | None = None  # the decoded completion, kept so hooks need not decode again
 
 
 def group_advantages(rewards: torch.Tensor, scale: bool = True, eps: float = 1e-4) -> torch.Tensor:
@@ -193,8 +194,9 @@ class GRPOTrainer:
             group = []
             for j in range(g):
                 comp = outs[qi * g + j]
-                v = verify(p, self.policy.decode(comp))
-                group.append(Rollout(p, prompts[qi * g + j], comp, v.reward, v.parsed))
+                text = self.policy.decode(comp)
+                v = verify(p, text)
+                group.append(Rollout(p, prompts[qi * g + j], comp, v.reward, v.parsed, text=text))
             groups.append(group)
         return groups
 

@@ -83,7 +83,16 @@ class Scaffold:
                 j, hint = chosen
                 prompt = groups[i][0].prompt_ids if self.cfg.graft else prompts[k + j]
                 groups[i] = [
-                    Rollout(problem, prompt, outs[k + j], 1.0, True, hint=hint.text, hint_level=hint.rank),
+                    Rollout(
+                        problem,
+                        prompt,
+                        outs[k + j],
+                        1.0,
+                        True,
+                        hint=hint.text,
+                        hint_level=hint.rank,
+                        text=self.policy.decode(outs[k + j]),
+                    ),
                     *groups[i][1:],
                 ]
                 self.rungs_used[f"{hint.tier}-{hint.level}"] += 1

@@ -31,14 +31,21 @@ class DistInfo:
         return self.rank == 0
 
 
+def launch_env() -> tuple[int, int, int]:
+    """(rank, world size, local rank) as torchrun/accelerate set them; (0, 1, 0) on one process."""
+    return (
+        int(os.environ.get("RANK", "0")),
+        int(os.environ.get("WORLD_SIZE", "1")),
+        int(os.environ.get("LOCAL_RANK", "0")),
+    )
+
+
 def init_distributed(device: str = "cpu") -> DistInfo:
     """Join the process group that torchrun/accelerate describe in RANK/WORLD_SIZE/LOCAL_RANK.
 
     Uses NCCL with one GPU per process when `device` is cuda, else gloo on the CPU.
     """
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
-    local = int(os.environ.get("LOCAL_RANK", "0"))
+    rank, world, local = launch_env()
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise RuntimeError("device='cuda' asked for, but torch sees no CUDA device")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import time
 import traceback
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from iclr26.core.config import ConfigError, config_to_dict
+from iclr26.core.distributed import launch_env
 from iclr26.core.records import (
     RESULTS_FILE,
     Report,
@@ -69,7 +69,7 @@ def run_system(
         )
     console = console or Console()
     config = system.config(preset, overrides)  # ConfigError names the bad field
-    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world, _ = launch_env()
     if out is None and world > 1:
         raise ConfigError("under torchrun/accelerate give --out, so that all ranks share one run folder")
     if out is None:

@@ -258,10 +258,7 @@ def attention_backward(
     launch = launch_plan(schedule, causal, n_q, n_kv, bm, bn, b * h, _n_programs(q, cfg, schedule))
     plan = launch.plan
     if dq_mode.startswith("ordered") and interpreting() and not _sequential_safe(launch, b * h):
-        raise RuntimeError(
-            f"dq_mode={dq_mode!r} with schedule {schedule!r} would deadlock in the Triton interpreter "
-            "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
-        )
+        raise _deadlock_error(dq_mode, schedule)
     plan_kv, plan_len, plan_q, plan_turn = _tables(launch, q.device)
     delta = (o.float() * do.float()).sum(-1).reshape(b * h, lq)  # Δ = rowsum(dO ∘ O)
     lq_pad = n_q * bm
@@ -308,6 +305,24 @@ def _turn_counts(plan: TilePlan) -> np.ndarray:
     valid = plan.q >= 0
     np.add.at(counts, plan.q[valid], 1)
     return counts
+
+
+def _deadlock_error(dq_mode: str, schedule: str) -> RuntimeError:
+    return RuntimeError(
+        f"dq_mode={dq_mode!r} with schedule {schedule!r} would deadlock in the Triton interpreter "
+        "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
+    )
+
+
+def _interpreter_can_spin(
+    q: torch.Tensor, k: torch.Tensor, causal: bool, schedule: str, cfg: KernelConfig
+) -> bool:
+    """False only in the interpreter, when this shape's turns do not follow program order."""
+    if not interpreting():
+        return True
+    heads = q.shape[0] * q.shape[1]
+    launch = launch_plan(schedule, causal, *_tiles(q, k, cfg), heads, _n_programs(q, cfg, schedule))
+    return _sequential_safe(launch, heads)
 
 
 def _sequential_safe(launch: Launch, heads: int) -> bool:
@@ -361,31 +376,18 @@ def attention(
     (deterministic=False) or ``deferred`` (deterministic, the interpreter's stand-in for ordered).
     """
     _check_inputs(q, k, v, causal, schedule)
+    cfg = _config_for(q, config)
     if dq_mode is None:
         dq_mode = "ordered" if deterministic else "atomic"
-        if deterministic and interpreting():
-            launch = launch_plan(
-                schedule, causal, *_tiles(q, k, _config_for(q, config)), q.shape[0] * q.shape[1],
-                _n_programs(q, _config_for(q, config), schedule),
-            )  # fmt: skip
-            if not _sequential_safe(launch, q.shape[0] * q.shape[1]):
-                dq_mode = "deferred"
+        if dq_mode == "ordered" and not _interpreter_can_spin(q, k, causal, schedule, cfg):
+            dq_mode = "deferred"
     elif dq_mode not in DQ_MODES:
         raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
-    elif dq_mode.startswith("ordered") and interpreting():
-        cfg_ = _config_for(q, config)
-        launch = launch_plan(
-            schedule, causal, *_tiles(q, k, cfg_), q.shape[0] * q.shape[1], _n_programs(q, cfg_, schedule)
-        )
-        if not _sequential_safe(launch, q.shape[0] * q.shape[1]):
-            raise RuntimeError(
-                f"dq_mode={dq_mode!r} with schedule {schedule!r} would deadlock in the Triton interpreter "
-                "(it runs one program at a time); use dq_mode='deferred', which sums in the same order"
-            )
+    elif dq_mode.startswith("ordered") and not _interpreter_can_spin(q, k, causal, schedule, cfg):
+        raise _deadlock_error(dq_mode, schedule)
     if deterministic and dq_mode == "atomic":
         raise ValueError("deterministic=True cannot use dq_mode='atomic' (fp32 atomics sum in timing order)")
     scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else float(sm_scale)
-    cfg = _config_for(q, config)
     return DashAttentionFunction.apply(
         q.contiguous(), k.contiguous(), v.contiguous(), causal, scale, schedule, dq_mode, cfg
     )

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr26.pic.algorithms.td3_bc import td3_target
 from iclr26.pic.data import (
     OfflineDataset,
     d4rl_reference,
@@ -217,12 +218,10 @@ class TD3:
         s2, done = batch["next_observations"], batch["terminals"]
         self.total_it += 1
         with torch.no_grad():
-            # target policy smoothing: ã = clip(μ'(s') + clip(ε, −c, c), −1, 1), ε ~ N(0, σ̃²)  (Eq. 14)
+            # target policy smoothing (Eq. 14) and clipped double Q-learning (Eq. 10), as TD3+BC's critics
             eps = torch.randn(a.shape, generator=self.generator, dtype=a.dtype) * cfg.policy_noise
-            a2 = (self.actor_target(s2)[0] + eps.clamp(-cfg.noise_clip, cfg.noise_clip)).clamp(-1.0, 1.0)
-            # clipped double Q-learning: y = r + γ (1 − d) min_i Q'_i(s', ã)  (Eq. 10)
-            q_next = self.critic_target(torch.cat([s2, a2], dim=-1)).min(dim=0).values.squeeze(-1)
-            y = r + cfg.gamma * (1.0 - done) * q_next
+            noise = eps.clamp(-cfg.noise_clip, cfg.noise_clip)
+            y = td3_target(self.critic_target, self.actor_target, s2, r, done, noise, cfg.gamma)
         q = self.critic(torch.cat([s, a], dim=-1)).squeeze(-1)  # (2, B)
         critic_loss = ((q - y) ** 2).mean(dim=1).sum()  # MSE of Q1 plus MSE of Q2
         self.critic_optimizer.zero_grad(set_to_none=True)
@@ -232,7 +231,7 @@ class TD3:
         if self.total_it % cfg.policy_freq == 0:  # delayed policy updates
             actor_loss = -self.critic(torch.cat([s, self.actor(s)[0]], dim=-1))[0].mean()  # −Q1(s, μ(s))
             self.actor_optimizer.zero_grad(set_to_none=True)
-            actor_loss.backward()
+            actor_loss.backward(inputs=list(self.actor.parameters()))  # no gradients into the critics
             self.actor_optimizer.step()
             soft_update(self.critic_target, self.critic, cfg.tau)
             soft_update(self.actor_target, self.actor, cfg.tau)

@@ -1,0 +1,387 @@
+"""The ten faithfulness metrics of DeepFaith, in one notation, batched in torch.
+
+Notation (DeepFaith §3, re-formalized; our reading of it, see the README): an input x with d
+features, its explanation e ∈ R^d for the class c the model predicts, f(x) = p_c(x) the softmax
+probability of c, and x_{−S} the input with the features in S set to the baseline x̄
+(`FeatureSpace.remove`). Every metric compares attribution mass Σ_{i∈S} e_i with the output change
+Δ(S) = f(x) − f(x_{−S}) over a family of subsets S — random subsets (FC, INF), single features
+(FE, MC), or the prefixes of the attribution order (RP, INS, DEL, NEG, POS, IROF). An explanation
+with Σ_{i∈S} e_i = Δ(S) for every S is optimal for all of them at once.
+
+Each function returns one score per input, shape (B,). `METRICS` records each metric's direction
+(higher or lower is better) and the modalities it applies to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from iclr26.deepfaith.space import FeatureSpace
+
+Model = nn.Module | Callable[[Tensor], Tensor]
+
+
+OUTPUTS = ("probability", "logit")
+
+
+def class_probability(
+    model: Model, x: Tensor, target: Tensor, output: str = "probability", chunk: int = 8192
+) -> Tensor:
+    """f(x) = softmax(model(x))[target] (or the raw logit) for a batch, in chunks without gradients."""
+    if not isinstance(model, nn.Module) and not callable(model):
+        raise TypeError(
+            f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
+        )
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(x), chunk):
+            logits = model(x[start : start + chunk])
+            scores = torch.softmax(logits.float(), -1) if output == "probability" else logits.float()
+            out.append(scores.gather(1, target[start : start + chunk, None])[:, 0])
+    return torch.cat(out) if out else torch.zeros(0)
+
+
+def _scores(
+    model: Model, space: FeatureSpace, x: Tensor, target: Tensor, keep: Tensor, output: str
+) -> Tensor:
+    """f(x_S) for every kept-feature mask: keep (B, K, d) -> (B, K)."""
+    b, k = keep.shape[:2]
+    xs = space.keep(x, keep).reshape(b * k, *space.shape)
+    return class_probability(model, xs, target.repeat_interleave(k), output).view(b, k)
+
+
+def pearson(a: Tensor, b: Tensor, eps: float = 1e-12) -> Tensor:
+    """Pearson correlation along the last dimension; 0 where either side is constant."""
+    a = a.double() - a.double().mean(-1, keepdim=True)
+    b = b.double() - b.double().mean(-1, keepdim=True)
+    den = (a.square().sum(-1) * b.square().sum(-1)).sqrt()
+    return torch.where(den > eps, (a * b).sum(-1) / den.clamp_min(eps), torch.zeros_like(den)).float()
+
+
+def spearman(a: Tensor, b: Tensor) -> Tensor:
+    """Spearman correlation along the last dimension (ties get their average rank)."""
+    from scipy.stats import rankdata
+
+    ra = torch.from_numpy(rankdata(a.double().cpu().numpy(), axis=-1))
+    rb = torch.from_numpy(rankdata(b.double().cpu().numpy(), axis=-1))
+    return pearson(ra, rb).to(a.device)
+
+
+def _prefix_masks(order: Tensor, d: int, step: int, include_empty: bool = True) -> Tensor:
+    """(B, d) feature order -> (B, T, d) masks of the first 0, step, 2·step, ..., d features."""
+    b = order.shape[0]
+    counts = [*range(0 if include_empty else step, d, step), d]
+    rank = torch.empty_like(order)
+    rank.scatter_(1, order, torch.arange(d, device=order.device).expand(b, d))  # position of each feature
+    return torch.stack([(rank < c) for c in counts], 1).float()
+
+
+def _auc(curve: Tensor) -> Tensor:
+    """Trapezoid area under a curve sampled at evenly spaced points of [0, 1]."""
+    n = curve.shape[-1] - 1
+    return (curve[..., 1:] + curve[..., :-1]).sum(-1) / (2 * n)
+
+
+def faithfulness_correlation(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    runs: int = 64,
+    subset_fraction: float = 0.25,
+    generator: torch.Generator | None = None,
+    subsets: Tensor | None = None,
+) -> Tensor:
+    """FC (Bhatt et al. 2020): corr over random S with |S| = ⌈fraction·d⌉ of Σ_{i∈S} e_i and Δ(S). ↑"""
+    b, d = attr.shape
+    if subsets is None:
+        k = max(1, math.ceil(subset_fraction * d))
+        noise = torch.rand(b, runs, d, generator=generator)
+        subsets = torch.zeros(b, runs, d).scatter_(2, noise.argsort(-1)[..., :k], 1.0)
+    fx = class_probability(model, x, target, output)
+    delta = fx[:, None] - _scores(model, space, x, target, 1 - subsets, output)
+    return pearson((subsets * attr[:, None]).sum(-1), delta)
+
+
+def faithfulness_estimate(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+) -> Tensor:
+    """FE (Alvarez-Melis & Jaakkola 2018): corr over the groups G_j of `step` features taken in
+    descending attribution order of Σ_{i∈G_j} e_i and Δ(G_j), each group removed alone. ↑"""
+    groups = _step_groups(attr.argsort(-1, descending=True), step)
+    fx = class_probability(model, x, target, output)
+    delta = fx[:, None] - _scores(model, space, x, target, 1 - groups, output)
+    return pearson((groups * attr[:, None]).sum(-1), delta)
+
+
+def monotonicity_correlation(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """MC (Nguyen & Martínez 2020): Spearman corr over groups G_j (ascending attribution order) of
+    Σ_{i∈G_j} e_i and the relative squared change (Δ(G_j)/f(x))². ↑"""
+    groups = _step_groups(attr.argsort(-1), step)
+    fx = class_probability(model, x, target, output)
+    inv = torch.where(fx.abs() >= eps, 1 / fx.abs().clamp_min(eps), torch.ones_like(fx)) ** 2
+    change = (_scores(model, space, x, target, 1 - groups, output) - fx[:, None]).square() * inv[:, None]
+    return spearman((groups * attr[:, None]).sum(-1), change)
+
+
+def _step_groups(order: Tensor, step: int) -> Tensor:
+    """(B, d) order -> (B, ⌈d/step⌉, d) one-hot masks of consecutive `step`-sized groups."""
+    b, d = order.shape
+    n = math.ceil(d / step)
+    group_of = torch.empty_like(order)
+    group_of.scatter_(1, order, (torch.arange(d, device=order.device) // step).expand(b, d))
+    return (group_of[:, None, :] == torch.arange(n, device=order.device)[None, :, None]).float()
+
+
+def region_perturbation(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    regions: int | None = None,
+) -> Tensor:
+    """RP (Samek et al. 2015): AOPC, the mean over k = 1..K of Δ(top-k features), most relevant first. ↑"""
+    d = attr.shape[1]
+    masks = _prefix_masks(attr.argsort(-1, descending=True), d, 1, include_empty=False)[:, : regions or d]
+    fx = class_probability(model, x, target, output)
+    return (fx[:, None] - _scores(model, space, x, target, 1 - masks, output)).mean(-1)
+
+
+def deletion(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+) -> Tensor:
+    """DEL (Petsiuk et al. 2018): AUC of f(x_{−top k}) as k grows from 0 to d. ↓"""
+    masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
+    return _auc(_scores(model, space, x, target, 1 - masks, output))
+
+
+def insertion(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+) -> Tensor:
+    """INS (Petsiuk et al. 2018): AUC of f(x̄ with the top k features inserted) as k grows. ↑"""
+    masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
+    return _auc(_scores(model, space, x, target, masks, output))
+
+
+def _frozen_after_flip(
+    model: Model, space: FeatureSpace, x: Tensor, target: Tensor, keep: Tensor, output: str
+) -> Tensor:
+    """f along a removal path, held at its value from the first step where the prediction leaves c."""
+    b, k = keep.shape[:2]
+    xs = space.keep(x, keep).reshape(b * k, *space.shape)
+    with torch.no_grad():
+        logits = torch.cat([model(c) for c in xs.split(8192)]).float()
+    scores = torch.softmax(logits, -1) if output == "probability" else logits
+    prob = scores.gather(1, target.repeat_interleave(k)[:, None])[:, 0].view(b, k)
+    flipped = (logits.argmax(-1).view(b, k) != target[:, None]).cummax(1).values
+    first = torch.where(flipped.any(1), flipped.float().argmax(1), torch.full((b,), k - 1))
+    held = prob.gather(1, first[:, None])
+    return torch.where(flipped, held, prob)
+
+
+def positive_perturbation(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+) -> Tensor:
+    """POS: AUC of f as the most relevant features are removed first, frozen once the class flips. ↓"""
+    masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
+    return _auc(_frozen_after_flip(model, space, x, target, 1 - masks, output))
+
+
+def negative_perturbation(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    step: int = 1,
+) -> Tensor:
+    """NEG: AUC of f as the least relevant features are removed first, frozen once the class flips. ↑"""
+    masks = _prefix_masks(attr.argsort(-1), attr.shape[1], step)
+    return _auc(_frozen_after_flip(model, space, x, target, 1 - masks, output))
+
+
+def superpixels(x: Tensor, n_segments: int = 100) -> np.ndarray:
+    """SLIC segments (B, H, W) of a batch of (C, H, W) images, numbered from 0."""
+    from skimage.segmentation import slic
+
+    out = []
+    for img in x.detach().cpu().double().numpy():  # (H, W, C) with channel_axis=-1, as quantus segments
+        out.append(slic(np.moveaxis(img, 0, -1), n_segments=n_segments, start_label=0, channel_axis=-1))
+    return np.stack(out)
+
+
+def irof(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    segments: np.ndarray | None = None,
+) -> Tensor:
+    """IROF (Rieger & Hansen 2020): SLIC superpixels removed in descending mean attribution; the
+    area over the curve of f(x_{−segments})/f(x), divided by the number of segments. ↑ (images)"""
+    if len(space.shape) != 3:
+        raise ValueError(
+            f"IROF needs images (C, H, W) to segment into superpixels, got input shape {space.shape}"
+        )
+    segments = superpixels(x) if segments is None else segments
+    pixel_attr = space.to_elements(attr).mean(1).cpu().numpy()  # (B, H, W), averaged over channels
+    fx = class_probability(model, x, target, output)
+    out = []
+    for i in range(len(x)):
+        seg = segments[i]
+        n = int(seg.max()) + 1
+        seg_attr = np.array([pixel_attr[i][seg == s].mean() for s in range(n)])
+        order = np.argsort(-seg_attr, kind="stable")
+        removed = np.cumsum(np.stack([seg == s for s in order]), 0) > 0  # (n, H, W)
+        keep = torch.from_numpy(~removed).float()[:, None].expand(n, *space.shape)
+        base = space.baseline.to(x)
+        xs = keep * x[i] + (1 - keep) * base
+        curve = class_probability(model, xs, target[i].expand(n), output) / fx[i]
+        out.append(n - float(torch.trapezoid(curve)))  # quantus's form: AOC over n points at spacing 1
+    return torch.tensor(out) / torch.tensor([float(segments[i].max() + 1) for i in range(len(x))])
+
+
+def infidelity(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    output: str = "probability",
+    runs: int = 64,
+    generator: torch.Generator | None = None,
+    subsets: Tensor | None = None,
+) -> Tensor:
+    """INF (Yeh et al. 2019), with removal perturbations S ~ Bernoulli(½) and the optimal scale β:
+    E[(β·Σ_{i∈S} e_i − Δ(S))²], β = E[Σ_S e · Δ] / E[(Σ_S e)²] (captum's `normalize=True`). ↓"""
+    b, d = attr.shape
+    if subsets is None:
+        subsets = (torch.rand(b, runs, d, generator=generator) < 0.5).float()
+    fx = class_probability(model, x, target, output)
+    delta = (fx[:, None] - _scores(model, space, x, target, 1 - subsets, output)).double()
+    mass = (subsets * attr[:, None]).sum(-1).double()
+    beta = (mass * delta).mean(-1) / mass.square().mean(-1).clamp_min(1e-30)
+    beta = torch.where(mass.square().mean(-1) > 1e-30, beta, torch.zeros_like(beta))
+    return (beta[:, None] * mass - delta).square().mean(-1).float()
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A faithfulness metric: its function, its direction, the modalities it applies to."""
+
+    name: str
+    fn: Callable[..., Tensor]
+    higher_is_better: bool
+    modalities: tuple[str, ...] = ("tabular", "image", "text")
+    random: bool = False  # takes a `generator`
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("FC", faithfulness_correlation, True, random=True),
+        Metric("FE", faithfulness_estimate, True),
+        Metric("MC", monotonicity_correlation, True),
+        Metric("RP", region_perturbation, True),
+        Metric("INS", insertion, True),
+        Metric("DEL", deletion, False),
+        Metric("NEG", negative_perturbation, True),
+        Metric("POS", positive_perturbation, False),
+        Metric("IROF", irof, True, modalities=("image",)),
+        Metric("INF", infidelity, False, random=True),
+    )
+}
+
+
+def metrics_for(modality: str) -> tuple[str, ...]:
+    """Names of the metrics that apply to a modality."""
+    return tuple(n for n, m in METRICS.items() if modality in m.modalities)
+
+
+def evaluate(
+    name: str,
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    *,
+    modality: str,
+    seed: int = 0,
+    **kw,
+) -> Tensor:
+    """Score `attr` on metric `name` (one value per input), after checking every argument."""
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; choose from {tuple(METRICS)}")
+    metric = METRICS[name]
+    if modality not in metric.modalities:
+        raise ValueError(f"metric {name} does not support {modality} inputs (supports {metric.modalities})")
+    if not isinstance(model, nn.Module) and not callable(model):
+        raise TypeError(
+            f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
+        )
+    space.check(x)
+    space.check_attribution(attr, len(x))
+    if target.shape != (len(x),):
+        raise ValueError(f"target must have shape ({len(x)},), got {tuple(target.shape)}")
+    if kw.get("output", "probability") not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}, got {kw['output']!r}")
+    if metric.random:
+        kw.setdefault("generator", torch.Generator().manual_seed(seed))
+    return metric.fn(model, space, x, target, attr.float(), **kw)

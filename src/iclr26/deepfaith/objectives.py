@@ -1,0 +1,104 @@
+"""DeepFaith's two losses and the dynamic weight between them (§4, Algorithm 1).
+
+- Local correlation L_LC (self-supervised): for R sampled subsets S of removed features,
+  L_LC = (1 − corr_R(Σ_{i∈S} s_i, f(x) − f(x_{−S}))) / 2, averaged over the batch. Subsets are
+  sampled from the explainer itself, feature i kept with probability σ(s_i), through a
+  straight-through estimator (the forward pass uses the hard sample, the backward pass the
+  probability). The target model is only queried, never differentiated, so any black box works.
+- Pattern consistency L_PC: (1 − corr_d(s, a)) / 2 to a filtered prior map a.
+- L_OBJ = α·L_PC + (1 − α)·L_LC with α from `DynamicWeight`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from iclr26.deepfaith.metrics import Model, class_probability
+from iclr26.deepfaith.space import FeatureSpace
+
+MASK_SAMPLING = ("explainer", "uniform")
+
+
+def correlation(a: Tensor, b: Tensor, eps: float = 1e-8) -> Tensor:
+    """Differentiable Pearson correlation along the last dimension."""
+    a = a - a.mean(-1, keepdim=True)
+    b = b - b.mean(-1, keepdim=True)
+    return (a * b).sum(-1) / (a.square().sum(-1).sqrt() * b.square().sum(-1).sqrt() + eps)
+
+
+def local_correlation_loss(
+    s: Tensor,
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    *,
+    runs: int = 16,
+    sampling: str = "explainer",
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """L_LC for explainer output s (B, d) at inputs x: removal subsets vs the model's output drop."""
+    if sampling not in MASK_SAMPLING:
+        raise ValueError(f"sampling must be one of {MASK_SAMPLING}, got {sampling!r}")
+    b, d = s.shape
+    keep_prob = (
+        torch.sigmoid(s)[:, None].expand(b, runs, d)
+        if sampling == "explainer"
+        else torch.full((b, runs, d), 0.5)
+    )
+    u = torch.rand(b, runs, d, generator=generator).to(s.device)
+    hard = (u < keep_prob.detach()).float()
+    keep = hard + keep_prob - keep_prob.detach() if sampling == "explainer" else hard  # straight-through
+    with torch.no_grad():
+        fx = class_probability(model, x, target)
+        xs = space.keep(x, hard).reshape(b * runs, *space.shape)
+        drop = fx[:, None] - class_probability(model, xs, target.repeat_interleave(runs)).view(b, runs)
+    removed_mass = (s[:, None] * (1 - keep)).sum(-1)  # Σ_{i∈S} s_i, S = the removed features
+    return (1 - correlation(removed_mass, drop.to(s))).mean() / 2
+
+
+def pattern_consistency_loss(s: Tensor, prior: Tensor) -> Tensor:
+    """L_PC = (1 − corr(s, a)) / 2 per pair, averaged."""
+    if s.shape != prior.shape:
+        raise ValueError(
+            f"explainer output {tuple(s.shape)} and prior maps {tuple(prior.shape)} differ in shape"
+        )
+    return (1 - correlation(s, prior)).mean() / 2
+
+
+@dataclass
+class DynamicWeight:
+    """Algorithm 1's α: 1 until L_PC has converged, then a sigmoid decay towards 0.
+
+    After each epoch t with mean pattern loss L_t: σ² = variance of the last `window` values.
+    If not converged and σ² < ε: converged, t0 = t. If σ² > C·ε: not converged, α = 1.
+    While converged: α = 1 − 1 / (1 + exp(−(t − t0)/C)).
+    """
+
+    epsilon: float = 1e-5
+    c: float = 10.0
+    window: int = 5
+    alpha: float = 1.0
+    converged: bool = False
+    t0: int = 0
+    history: list[float] = field(default_factory=list)
+
+    def update(self, t: int, pattern_loss: float) -> float:
+        """Record epoch t's mean L_PC; return α for the next epoch."""
+        self.history.append(float(pattern_loss))
+        if len(self.history) < self.window:
+            return self.alpha
+        recent = self.history[-self.window :]
+        mean = sum(recent) / len(recent)
+        var = sum((v - mean) ** 2 for v in recent) / len(recent)
+        if not self.converged and var < self.epsilon:
+            self.converged, self.t0 = True, t
+        if var > self.c * self.epsilon:
+            self.converged, self.alpha = False, 1.0
+        if self.converged:
+            self.alpha = 1.0 - 1.0 / (1.0 + math.exp(-(t - self.t0) / self.c))
+        return self.alpha

@@ -1,0 +1,88 @@
+"""Supervisory signals from prior explanations: deduplicating, then faithfulness-based filtering.
+
+DeepFaith §4 (and the released code's `dedup_saliency.py` / `filter.py`):
+1. deduplicate, per input: two methods whose maps have cosine similarity ≥ τ are duplicates; the
+   methods are visited in a fixed order and the first of each duplicate group is kept;
+2. filter, per input: score every remaining map on every metric; for each metric take the
+   p-quantile of the scores across methods (the (1−p)-quantile for lower-is-better metrics);
+   a map survives only if it is at least as good as that quantile on every metric;
+3. every surviving (input, map) pair is one training pair of the pattern-consistency loss
+   (no averaging of maps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+def deduplicate(maps: dict[str, Tensor], threshold: float = 0.9) -> Tensor:
+    """(B, M) bool: which of the M methods (in `maps` order) are kept for each input."""
+    if not maps:
+        raise ValueError("deduplicate needs at least one method's maps")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    stack = torch.stack(list(maps.values()), 1).double()  # (B, M, d)
+    unit = stack / stack.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    cosine = unit @ unit.transpose(1, 2)  # (B, M, M)
+    b, m = stack.shape[:2]
+    removed = torch.zeros(b, m, dtype=torch.bool)
+    for j in range(m):  # greedy keep-first: a kept method removes its later duplicates
+        dup = (cosine[:, j] >= threshold) & ~removed[:, j : j + 1]
+        dup[:, : j + 1] = False
+        removed |= dup
+    return ~removed
+
+
+def faithfulness_filter(
+    scores: dict[str, Tensor], higher_is_better: dict[str, bool], candidates: Tensor, p: float = 0.2
+) -> Tensor:
+    """(B, M) bool: candidates that pass the p-quantile on every metric.
+
+    `scores[metric]` is (B, M): each method's score for each input; `candidates` (B, M) marks the
+    methods that take part (the deduplicated ones). Quantiles are taken over each input's candidates.
+    """
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"p must be in [0, 1), got {p}")
+    missing = set(scores) - set(higher_is_better)
+    if missing:
+        raise ValueError(f"no direction given for metrics {sorted(missing)}")
+    keep = candidates.clone()
+    for name, s in scores.items():
+        if s.shape != candidates.shape:
+            raise ValueError(
+                f"scores[{name!r}] has shape {tuple(s.shape)}, expected {tuple(candidates.shape)}"
+            )
+        s = s.double()
+        for i in range(len(s)):
+            pool = s[i][candidates[i]]
+            if pool.numel() == 0:
+                continue
+            if higher_is_better[name]:
+                keep[i] &= s[i] >= torch.quantile(pool, p)
+            else:
+                keep[i] &= s[i] <= torch.quantile(pool, 1 - p)
+    return keep
+
+
+@dataclass
+class SupervisedPairs:
+    """The training pairs Z = ∪_i {(x_i, c_i, a_ik)}: input index, method index and map."""
+
+    index: Tensor  # (N,) long: which input
+    method: Tensor  # (N,) long: which prior method
+    maps: Tensor  # (N, d)
+    methods: tuple[str, ...]
+
+    def counts(self) -> dict[str, int]:
+        """How many pairs each method contributed."""
+        return {m: int((self.method == k).sum()) for k, m in enumerate(self.methods)}
+
+
+def supervised_pairs(maps: dict[str, Tensor], keep: Tensor) -> SupervisedPairs:
+    """Collect the kept (input, map) pairs."""
+    stack = torch.stack(list(maps.values()), 1)
+    idx, meth = keep.nonzero(as_tuple=True)
+    return SupervisedPairs(idx, meth, stack[idx, meth], tuple(maps))

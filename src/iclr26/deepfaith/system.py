@@ -1,0 +1,331 @@
+"""The `deepfaith` system: for each task, build the supervisory signal from prior explanations,
+train the amortized explainer, then score every method on every faithfulness metric, with ranks
+and per-input latency."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import torch
+from scipy.stats import rankdata
+
+from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core.distributed import init_distributed
+from iclr26.core.records import save_figure
+from iclr26.deepfaith.explainer import AmortizedExplainer, ExplainerConfig
+from iclr26.deepfaith.metrics import METRICS, evaluate, metrics_for
+from iclr26.deepfaith.priors import PRIOR_METHODS, PriorConfig, explain_all, methods_for
+from iclr26.deepfaith.supervision import deduplicate, faithfulness_filter, supervised_pairs
+from iclr26.deepfaith.tasks import TASKS, Task, load_task
+from iclr26.deepfaith.train import OBJECTIVES, ExplainerTrainConfig, train_explainer
+
+METHOD = "deepfaith"
+LATENCY_BASELINES = ("kernel_shap", "lime", "integrated_gradients")
+
+
+@dataclass(frozen=True)
+class DeepFaithConfig:
+    """Everything the run uses; defaults are the `demo` preset."""
+
+    seed: int = 0
+    tasks: tuple[str, ...] = TASKS
+    methods: tuple[str, ...] = PRIOR_METHODS  # prior methods (Grad-CAM only runs on image tasks)
+    train_inputs: int = 192  # inputs whose prior explanations supervise the explainer
+    test_inputs: int = 100  # held-out inputs every method is scored on
+    ig_steps: int = 32
+    kernel_samples: int = 64  # KernelSHAP / LIME perturbations per input
+    dedup_threshold: float = 0.9  # τ: cosine similarity at which two maps are duplicates
+    filter_quantile: float = 0.2  # p: a map must pass the p-quantile of every metric
+    filter_runs: int = 16  # random subsets of FC / INF when filtering the priors
+    metric_runs: int = 64  # random subsets of FC / INF in the final evaluation
+    width: int = 64
+    depth: int = 2
+    heads: int = 4
+    ffn: int = 128
+    dropout: float = 0.1
+    epochs: int = 80
+    batch_size: int = 64
+    lr: float = 1e-3
+    lc_runs: int = 16
+    sampling: str = "explainer"
+    objective: str = "deepfaith"
+    epsilon: float = 1e-4
+    c: float = 10.0
+    window: int = 5
+    device: str = "cpu"
+    threads: int = 2
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.tasks if t not in TASKS]
+        if bad or not self.tasks:
+            raise ValueError(f"tasks: unknown {bad}; choose from {TASKS}")
+        bad = [m for m in self.methods if m not in PRIOR_METHODS]
+        if bad or not self.methods:
+            raise ValueError(f"methods: unknown {bad}; choose from {PRIOR_METHODS}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if min(self.train_inputs, self.test_inputs, self.threads) < 2:
+            raise ValueError("train_inputs and test_inputs must be >= 2 and threads >= 1")
+
+    def train_config(self) -> ExplainerTrainConfig:
+        return ExplainerTrainConfig(
+            self.epochs, self.batch_size, self.lr, 1e-5, self.lc_runs, self.sampling, self.objective,
+            self.epsilon, self.c, self.window,
+        )  # fmt: skip
+
+    def prior_config(self) -> PriorConfig:
+        return PriorConfig(ig_steps=self.ig_steps, kernel_samples=self.kernel_samples)
+
+
+def _metric_kwargs(name: str, runs: int) -> dict:
+    return {"runs": runs} if METRICS[name].random else {}
+
+
+def score_table(
+    task: Task, maps: dict[str, torch.Tensor], x, target, runs: int, seed: int
+) -> dict[str, torch.Tensor]:
+    """metric -> (B, M) scores of every method's maps on the task's metrics."""
+    out = {}
+    for name in metrics_for(task.modality):
+        out[name] = torch.stack(
+            [
+                evaluate(
+                    name,
+                    task.model,
+                    task.space,
+                    x,
+                    target,
+                    a,
+                    modality=task.modality,
+                    seed=seed,
+                    **_metric_kwargs(name, runs),
+                )
+                for a in maps.values()
+            ],
+            1,
+        )
+    return out
+
+
+def average_ranks(means: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per metric, rank methods by mean score (1 = most faithful, ties averaged); plus 'avg'."""
+    methods = list(next(iter(means.values())))
+    ranks: dict[str, dict[str, float]] = {}
+    for name, by_method in means.items():
+        sign = -1.0 if METRICS[name].higher_is_better else 1.0
+        r = rankdata([sign * by_method[m] for m in methods])
+        ranks[name] = dict(zip(methods, r.tolist(), strict=True))
+    ranks["avg"] = {m: statistics.fmean(ranks[n][m] for n in means) for m in methods}
+    return ranks
+
+
+def top_k_hits(attr: torch.Tensor, relevant: torch.Tensor) -> float:
+    """Fraction of truly important tokens found among the top-k (k = how many there are)."""
+    hits = []
+    for a, r in zip(attr, relevant, strict=True):
+        k = int(r.sum())
+        hits.append(float(r[a.topk(k).indices].float().mean()))
+    return statistics.fmean(hits)
+
+
+def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
+    """Priors → dedup → filter → train → evaluate, for one task; returns its results."""
+    set_seed(cfg.seed)
+    task = load_task(task_name, seed=cfg.seed)
+    methods = tuple(m for m in cfg.methods if m in methods_for(task.modality))
+    ctx.log(f"{task_name}: target model test accuracy {task.test_accuracy:.3f}; {task.space.d} features")
+    prior_kw = {"background": task.x_train, "cam_layer": task.cam_layer, "cfg": cfg.prior_config()}
+    cache = ctx.checkpoint_dir / f"{task_name}-supervision.pt"
+    x = task.x_train[: cfg.train_inputs]
+    target = task.predict(x)
+    if cache.exists():
+        sup = torch.load(cache, weights_only=False)
+    else:
+        maps, _ = explain_all(methods, task.model, task.space, x, target, **prior_kw, seed=cfg.seed)
+        candidates = deduplicate(maps, cfg.dedup_threshold)
+        scores = score_table(task, maps, x, target, cfg.filter_runs, cfg.seed)
+        keep = faithfulness_filter(
+            scores, {n: METRICS[n].higher_is_better for n in scores}, candidates, cfg.filter_quantile
+        )
+        sup = {"maps": maps, "candidates": candidates, "keep": keep}
+        torch.save(sup, cache)
+    pairs = supervised_pairs(sup["maps"], sup["keep"])
+    ctx.log(f"{task_name}: {len(pairs.index)} supervised pairs from {len(x)} inputs: {pairs.counts()}")
+
+    explainer = AmortizedExplainer(
+        task.space, task.classes, ExplainerConfig(cfg.width, cfg.depth, cfg.heads, cfg.ffn, cfg.dropout)
+    )
+    dist = init_distributed(cfg.device)
+    with ctx.progress(f"{task_name}: training the explainer (epochs)", total=cfg.epochs) as advance:
+        history = train_explainer(
+            explainer, task.model, x, target, pairs, cfg.train_config(), seed=cfg.seed, dist=dist,
+            checkpoint=ctx.checkpoint_dir / f"{task_name}-explainer.pt", on_epoch=lambda _row: advance(1),
+        )  # fmt: skip
+    last = history[-1]
+    ctx.log(
+        f"{task_name}: final L_PC {last['pattern_loss']:.3f}, L_LC {last['local_loss']:.3f}, "
+        f"α {last['alpha']:.3f}"
+    )
+
+    xt = task.x_test[: cfg.test_inputs]
+    ct = task.predict(xt)
+    maps, seconds = explain_all(methods, task.model, task.space, xt, ct, **prior_kw, seed=cfg.seed + 1)
+    explainer.explain(xt[:8], ct[:8])  # warm-up
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        maps[METHOD] = explainer.explain(xt, ct)
+        best = min(best, (time.perf_counter() - t0) / len(xt))
+    seconds[METHOD] = best
+    scores = score_table(task, maps, xt, ct, cfg.metric_runs, cfg.seed + 2)
+    means = {n: {m: float(s[:, j].mean()) for j, m in enumerate(maps)} for n, s in scores.items()}
+    result = {
+        "task": task_name,
+        "modality": task.modality,
+        "features": task.space.d,
+        "model_accuracy": task.test_accuracy,
+        "pairs": pairs.counts(),
+        "means": means,
+        "ranks": average_ranks(means),
+        "ms_per_input": {m: 1e3 * s for m, s in seconds.items()},
+        "history": history,
+    }
+    if task.relevant_test is not None:
+        result["top_k_hits"] = {m: top_k_hits(a, task.relevant_test[: len(a)]) for m, a in maps.items()}
+    if task.modality == "image":
+        result["examples"] = {m: a[:3].tolist() for m, a in maps.items()}
+        result["example_inputs"] = xt[:3].tolist()
+    return result
+
+
+def run(cfg: DeepFaithConfig, ctx: RunContext) -> Report:
+    """Every task in turn (finished tasks are reloaded on resume); tables, figures, claim check."""
+    torch.set_num_threads(cfg.threads)
+    resolve_device(cfg.device)
+    results = {}
+    for name in cfg.tasks:
+        done = ctx.out_dir / f"{name}.json"
+        if done.exists():
+            results[name] = json.loads(done.read_text())
+            ctx.log(f"{name}: reloaded from an earlier run")
+            continue
+        results[name] = run_task(cfg, name, ctx)
+        done.write_text(json.dumps(results[name]))
+
+    tables, summary, wins = [], [], []
+    for name, r in results.items():
+        metric_names = list(r["means"])
+        cols = ["method", *metric_names, "avg rank", "ms/input"] + (
+            ["top-k hits"] if "top_k_hits" in r else []
+        )
+        rows = []
+        for m in r["ranks"]["avg"]:
+            row = [m, *[r["means"][n][m] for n in metric_names], r["ranks"]["avg"][m], r["ms_per_input"][m]]
+            if "top_k_hits" in r:
+                row.append(r["top_k_hits"][m])
+            rows.append(row)
+        rows.sort(key=lambda row: row[len(metric_names) + 1])
+        arrows = ", ".join(f"{n} {'↑' if METRICS[n].higher_is_better else '↓'}" for n in metric_names)
+        tables.append(
+            Table(
+                f"{name} ({r['modality']}, {r['features']} features; "
+                f"target model test accuracy {r['model_accuracy']:.3f})",
+                cols,
+                rows,
+                caption=f"Mean over {cfg.test_inputs} held-out inputs. Directions: {arrows}. "
+                f"Ranks per metric, averaged; ms/input at batch {cfg.test_inputs}.",
+            )
+        )
+        avg = r["ranks"]["avg"]
+        priors = {m: v for m, v in avg.items() if m != METHOD}
+        best = min(priors, key=priors.get)
+        wins.append((avg[METHOD], priors[best]))
+        ms = r["ms_per_input"]
+        speedups = [ms[b] / ms[METHOD] if b in ms else None for b in LATENCY_BASELINES]
+        position = 1 + sum(v < avg[METHOD] for v in priors.values())
+        summary.append([name, avg[METHOD], position, best, priors[best], *speedups])
+    tables.insert(
+        0,
+        Table(
+            "Summary: DeepFaith's average rank against the prior methods, and its speed-up per input",
+            [
+                "task",
+                "DeepFaith avg rank",
+                "DeepFaith position",
+                "best prior",
+                "its avg rank",
+                *[f"× vs {b}" for b in LATENCY_BASELINES],
+            ],
+            summary,
+        ),
+    )
+    figures = [_curves_figure(results, ctx)]
+    if any("examples" in r for r in results.values()):
+        figures.append(_examples_figure(results, ctx))
+    claim = ClaimCheck(
+        "average rank over tasks",
+        METHOD,
+        statistics.fmean(w[0] for w in wins),
+        "best prior method per task",
+        statistics.fmean(w[1] for w in wins),
+        higher_is_better=False,
+    )
+    return Report(tables=tables, figures=figures, claim_check=claim)
+
+
+def _curves_figure(results: dict, ctx: RunContext) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(3.2 * len(results), 3), squeeze=False)
+    for ax, (name, r) in zip(axes[0], results.items(), strict=True):
+        h = r["history"]
+        ep = [row["epoch"] for row in h]
+        ax.plot(ep, [row["pattern_loss"] for row in h], label="L_PC")
+        ax.plot(ep, [row["local_loss"] for row in h], label="L_LC")
+        ax.plot(ep, [row["alpha"] for row in h], "k--", label="α")
+        ax.set_title(name)
+        ax.set_xlabel("epoch")
+    axes[0][0].legend()
+    fig.tight_layout()
+    return save_figure(fig, ctx.out_dir, "training_curves")
+
+
+def _examples_figure(results: dict, ctx: RunContext) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iclr26.deepfaith.space import image_space
+
+    preferred = ("integrated_gradients", "occlusion", "kernel_shap", "lime", "grad_cam", METHOD)
+    first = next(r for r in results.values() if "examples" in r)
+    shown = tuple(m for m in preferred if m in first["examples"])
+    rows = [(n, i) for n, r in results.items() if "examples" in r for i in range(len(r["example_inputs"]))]
+    fig, axes = plt.subplots(
+        len(rows), 1 + len(shown), figsize=(1.6 * (1 + len(shown)), 1.6 * len(rows)), squeeze=False
+    )
+    for ax_row, (name, i) in zip(axes, rows, strict=True):
+        r = results[name]
+        img = torch.tensor(r["example_inputs"][i])
+        patch = 1 if name == "digits" else 5
+        space = image_space(1, img.shape[-2], img.shape[-1], patch=patch)
+        ax_row[0].imshow(img[0], cmap="gray")
+        ax_row[0].set_ylabel(name)
+        for ax, m in zip(ax_row[1:], shown, strict=True):
+            a = torch.tensor(r["examples"][m][i])[None]
+            ax.imshow(space.to_elements(a)[0, 0], cmap="bwr", vmin=-a.abs().max(), vmax=a.abs().max())
+        for ax, title in zip(ax_row, ("input", *shown), strict=True):
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if (name, i) == rows[0]:
+                ax.set_title(title.replace("_", " "), fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, ctx.out_dir, "explanations")

@@ -40,6 +40,7 @@ def local_correlation_loss(
     runs: int = 16,
     sampling: str = "explainer",
     generator: torch.Generator | None = None,
+    output: str = "probability",
 ) -> Tensor:
     """L_LC for explainer output s (B, d) at inputs x: removal subsets vs the model's output drop."""
     if sampling not in MASK_SAMPLING:
@@ -54,9 +55,11 @@ def local_correlation_loss(
     hard = (u < keep_prob.detach()).float()
     keep = hard + keep_prob - keep_prob.detach() if sampling == "explainer" else hard  # straight-through
     with torch.no_grad():
-        fx = class_probability(model, x, target)
+        fx = class_probability(model, x, target, output)
         xs = space.keep(x, hard).reshape(b * runs, *space.shape)
-        drop = fx[:, None] - class_probability(model, xs, target.repeat_interleave(runs)).view(b, runs)
+        drop = fx[:, None] - class_probability(model, xs, target.repeat_interleave(runs), output).view(
+            b, runs
+        )
     removed_mass = (s[:, None] * (1 - keep)).sum(-1)  # Σ_{i∈S} s_i, S = the removed features
     return (1 - correlation(removed_mass, drop.to(s))).mean() / 2
 

@@ -11,7 +11,9 @@ input and averaged over each feature's pixels.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -83,6 +85,9 @@ def explain(
     feature_mask = space.groups.unsqueeze(0).to(x.device)
     gen = torch.Generator().manual_seed(seed)
     out = []
+    warnings.filterwarnings(
+        "ignore", message="You are providing multiple inputs for Lime"
+    )  # one fit per input is intended
     for start in range(0, len(x), cfg.batch):
         xb = x[start : start + cfg.batch].detach().clone().requires_grad_(True)
         tb = target[start : start + cfg.batch]
@@ -111,9 +116,10 @@ def explain(
             )
             out.append(space.from_elements(a) / space.group_size)
         elif method == "kernel_shap":
-            a = ca.KernelShap(forward).attribute(
-                xb, baselines=base, target=tb, feature_mask=feature_mask, n_samples=cfg.kernel_samples
-            )
+            with _one_fit_per_input():
+                a = ca.KernelShap(forward).attribute(
+                    xb, baselines=base, target=tb, feature_mask=feature_mask, n_samples=cfg.kernel_samples
+                )
             out.append(space.from_elements(a) / space.group_size)
         elif method == "lime":
             lime = ca.Lime(
@@ -132,6 +138,14 @@ def explain(
             cam = cam.expand(-1, *space.shape)
             out.append(space.from_elements(cam) / space.group_size)
     return torch.cat(out).detach().float()
+
+
+@contextmanager
+def _one_fit_per_input() -> Iterator[None]:
+    """Silence captum's warning that LIME / KernelSHAP fit one surrogate per input: that is intended."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are providing multiple inputs for Lime")
+        yield
 
 
 class _Wrapped(nn.Module):

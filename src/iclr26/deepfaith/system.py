@@ -317,11 +317,12 @@ def _examples_figure(results: dict, ctx: RunContext) -> str:
         img = torch.tensor(r["example_inputs"][i])
         patch = 1 if name == "digits" else 5
         space = image_space(1, img.shape[-2], img.shape[-1], patch=patch)
-        ax_row[0].imshow(img[0], cmap="gray")
+        ax_row[0].imshow(img[0].numpy(), cmap="gray")
         ax_row[0].set_ylabel(name)
         for ax, m in zip(ax_row[1:], shown, strict=True):
             a = torch.tensor(r["examples"][m][i])[None]
-            ax.imshow(space.to_elements(a)[0, 0], cmap="bwr", vmin=-a.abs().max(), vmax=a.abs().max())
+            lim = float(a.abs().max())
+            ax.imshow(space.to_elements(a)[0, 0].numpy(), cmap="bwr", vmin=-lim, vmax=lim)
         for ax, title in zip(ax_row, ("input", *shown), strict=True):
             ax.set_xticks([])
             ax.set_yticks([])

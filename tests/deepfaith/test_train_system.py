@@ -1,0 +1,124 @@
+"""Explainer training (loss goes down, resume, seeding) and the system end to end."""
+
+import json
+
+import pytest
+import torch
+
+from iclr26.core.config import ConfigError
+from iclr26.core.runner import run_system
+from iclr26.deepfaith import SYSTEM
+from iclr26.deepfaith.explainer import AmortizedExplainer, ExplainerConfig
+from iclr26.deepfaith.priors import explain_all
+from iclr26.deepfaith.supervision import deduplicate, supervised_pairs
+from iclr26.deepfaith.system import average_ranks, top_k_hits
+from iclr26.deepfaith.tasks import load_task
+from iclr26.deepfaith.train import ExplainerTrainConfig, train_explainer
+
+SMALL = ExplainerConfig(width=32, depth=1, heads=2, ffn=64, dropout=0.0)
+
+
+@pytest.fixture(scope="module")
+def wine_setup():
+    task = load_task("wine", seed=0)
+    x = task.x_train[:48]
+    target = task.predict(x)
+    maps, _ = explain_all(("integrated_gradients", "occlusion"), task.model, task.space, x, target)
+    pairs = supervised_pairs(maps, deduplicate(maps, 0.99))
+    return task, x, target, pairs
+
+
+def _train(task, x, target, pairs, cfg, checkpoint=None, seed=0):
+    torch.manual_seed(seed)
+    ex = AmortizedExplainer(task.space, task.classes, SMALL)
+    hist = train_explainer(ex, task.model, x, target, pairs, cfg, seed=seed, checkpoint=checkpoint)
+    return ex, hist
+
+
+def test_training_reduces_the_faithfulness_loss(wine_setup):
+    task, x, target, pairs = wine_setup
+    cfg = ExplainerTrainConfig(epochs=25, batch_size=16, lr=3e-3, objective="local", lc_runs=16)
+    _, hist = _train(task, x, target, pairs, cfg)
+    first = sum(h["local_loss"] for h in hist[:3]) / 3
+    last = sum(h["local_loss"] for h in hist[-3:]) / 3
+    assert last < 0.7 * first, (first, last)
+    assert all(h["alpha"] == 0.0 for h in hist)
+
+
+def test_pattern_objective_fits_the_priors(wine_setup):
+    task, x, target, pairs = wine_setup
+    cfg = ExplainerTrainConfig(epochs=15, batch_size=16, lr=3e-3, objective="pattern")
+    _, hist = _train(task, x, target, pairs, cfg)
+    assert hist[-1]["pattern_loss"] < 0.5 * hist[0]["pattern_loss"]
+    assert all(h["alpha"] == 1.0 for h in hist)
+
+
+def test_resume_after_interruption_is_bitwise_identical(wine_setup, tmp_path):
+    task, x, target, pairs = wine_setup
+    full = ExplainerTrainConfig(epochs=6, batch_size=16, lc_runs=8)
+    ex_a, hist_a = _train(task, x, target, pairs, full)
+    ckpt = tmp_path / "explainer.pt"
+    _train(task, x, target, pairs, ExplainerTrainConfig(epochs=3, batch_size=16, lc_runs=8), checkpoint=ckpt)
+    torch.manual_seed(123)  # a different global RNG state at restart must not matter
+    ex_b, hist_b = _train(task, x, target, pairs, full, checkpoint=ckpt)
+    assert len(hist_b) == 6
+    for pa, pb in zip(ex_a.parameters(), ex_b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    assert [h["local_loss"] for h in hist_a] == [h["local_loss"] for h in hist_b]
+
+
+def test_seeded_runs_repeat_and_seeds_differ(wine_setup):
+    task, x, target, pairs = wine_setup
+    cfg = ExplainerTrainConfig(epochs=2, batch_size=16, lc_runs=8)
+    a = _train(task, x, target, pairs, cfg)[1]
+    b = _train(task, x, target, pairs, cfg)[1]
+    c = _train(task, x, target, pairs, cfg, seed=1)[1]
+    assert [h["local_loss"] for h in a] == [h["local_loss"] for h in b]
+    assert [h["local_loss"] for h in a] != [h["local_loss"] for h in c]
+
+
+def test_training_errors(wine_setup):
+    task, x, target, _ = wine_setup
+    empty = supervised_pairs({"a": torch.zeros(2, task.space.d)}, torch.zeros(2, 1, dtype=torch.bool))
+    with pytest.raises(ValueError, match="no supervised pairs"):
+        _train(task, x, target, empty, ExplainerTrainConfig(epochs=1))
+    with pytest.raises(ValueError, match="objective must be one of"):
+        ExplainerTrainConfig(objective="both")
+    with pytest.raises(ValueError, match="sampling must be one of"):
+        ExplainerTrainConfig(sampling="gumbel")
+
+
+def test_average_ranks_and_top_k_hits():
+    means = {"FC": {"a": 0.9, "b": 0.5, "c": 0.5}, "DEL": {"a": 0.3, "b": 0.1, "c": 0.2}}
+    ranks = average_ranks(means)
+    assert ranks["FC"] == {"a": 1.0, "b": 2.5, "c": 2.5} and ranks["DEL"] == {"a": 3.0, "b": 1.0, "c": 2.0}
+    assert ranks["avg"] == {"a": 2.0, "b": 1.75, "c": 2.25}
+    attr = torch.tensor([[0.1, 0.9, 0.8, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    relevant = torch.tensor([[False, True, False, True], [True, False, False, False]])
+    assert top_k_hits(attr, relevant) == pytest.approx((0.5 + 1.0) / 2)
+
+
+def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
+    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+    assert record.status == "complete"
+    tables = record.report.tables
+    assert tables[0].title.startswith("Summary") and len(tables) == 3
+    digits = tables[2]
+    methods = digits.column("method")
+    assert "deepfaith" in methods and "grad_cam" in methods
+    assert "IROF" in digits.columns and "IROF" not in tables[1].columns  # IROF is image-only
+    assert all(v == v for v in digits.column("avg rank"))  # no NaN
+    assert (run_dir / "training_curves.png").exists() and (run_dir / "explanations.png").exists()
+    saved = json.loads((run_dir / "wine.json").read_text())
+    assert saved["ms_per_input"]["deepfaith"] > 0 and len(saved["history"]) == 3
+    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished tasks are reloaded, not redone
+    assert record2.report.tables[1].rows == tables[1].rows
+
+
+def test_config_errors_name_fields():
+    with pytest.raises((ConfigError, ValueError), match="tasks"):
+        SYSTEM.config("demo", {"tasks": "wine,imagenet"})
+    with pytest.raises((ConfigError, ValueError), match="methods"):
+        SYSTEM.config("demo", {"methods": "saliency,shapley"})
+    with pytest.raises((ConfigError, ValueError), match="objective"):
+        SYSTEM.config("demo", {"objective": "both"})

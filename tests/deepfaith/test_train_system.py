@@ -122,3 +122,33 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"methods": "saliency,shapley"})
     with pytest.raises((ConfigError, ValueError), match="objective"):
         SYSTEM.config("demo", {"objective": "both"})
+
+
+def test_smoke_preset_under_torchrun_trains_one_explainer(tmp_path):
+    """`torchrun -m iclr26.cli run deepfaith`: DDP keeps the ranks' explainers identical."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    cmd += [
+        "-m",
+        "iclr26.cli",
+        "run",
+        "deepfaith",
+        "--preset",
+        "smoke",
+        "--set",
+        "tasks=wine",
+        "--set",
+        "threads=1",
+    ]
+    cmd += ["--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    main = json.loads((out / "wine.json").read_text())
+    other = json.loads((out / "rank1" / "wine.json").read_text())
+    assert (
+        main["means"] == other["means"]
+        and main["history"][-1]["local_loss"] == other["history"][-1]["local_loss"]
+    )

@@ -35,6 +35,7 @@ PRESETS = {
         kernel_samples=32,
         metric_runs=16,
         epochs=3,
+        min_steps=0,
     ),
     "demo": _DEMO,
     # The paper's explainer shape (6 layers, 768 wide, 8 heads, FFN 1024), more inputs and samples; GPU.
@@ -52,6 +53,7 @@ PRESETS = {
         ffn=1024,
         dropout=0.5,
         epochs=400,
+        min_steps=20000,
         lr=1e-4,
         lc_runs=32,
         epsilon=1e-5,

@@ -5,6 +5,7 @@ and per-input latency."""
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class DeepFaithConfig:
     ffn: int = 128
     dropout: float = 0.1
     epochs: int = 80
+    min_steps: int = 1200  # small tasks get more epochs, so every task gets at least this many updates
     batch_size: int = 64
     lr: float = 1e-3
     lc_runs: int = 16
@@ -68,12 +70,23 @@ class DeepFaithConfig:
             raise ValueError(f"methods: unknown {bad}; choose from {PRIOR_METHODS}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if min(self.train_inputs, self.test_inputs, self.threads) < 2:
-            raise ValueError("train_inputs and test_inputs must be >= 2 and threads >= 1")
+        if min(self.train_inputs, self.test_inputs) < 2 or self.threads < 1:
+            raise ValueError(
+                f"train_inputs and test_inputs must be >= 2 and threads >= 1, got "
+                f"{self.train_inputs}, {self.test_inputs}, {self.threads}"
+            )
+        if not 0 < self.dedup_threshold <= 1 or not 0 <= self.filter_quantile < 1:
+            raise ValueError(
+                f"dedup_threshold must be in (0, 1] and filter_quantile in [0, 1), got "
+                f"{self.dedup_threshold}, {self.filter_quantile}"
+            )
 
-    def train_config(self) -> ExplainerTrainConfig:
+    def train_config(self, pairs: int = 0) -> ExplainerTrainConfig:
+        """The explainer's optimisation; with `pairs` training pairs, at least `min_steps` updates."""
+        batches = max(1, math.ceil(pairs / self.batch_size))
+        epochs = max(self.epochs, math.ceil(self.min_steps / batches)) if pairs else self.epochs
         return ExplainerTrainConfig(
-            self.epochs, self.batch_size, self.lr, 1e-5, self.lc_runs, self.sampling, self.objective,
+            epochs, self.batch_size, self.lr, 1e-5, self.lc_runs, self.sampling, self.objective,
             self.epsilon, self.c, self.window,
         )  # fmt: skip
 
@@ -160,10 +173,12 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
         task.space, task.classes, ExplainerConfig(cfg.width, cfg.depth, cfg.heads, cfg.ffn, cfg.dropout)
     )
     dist = init_distributed(cfg.device)
-    with ctx.progress(f"{task_name}: training the explainer (epochs)", total=cfg.epochs) as advance:
+    tcfg = cfg.train_config(len(x) if cfg.objective == "local" else len(pairs.index))
+    with ctx.progress(f"{task_name}: training the explainer (epochs)", total=tcfg.epochs) as advance:
         history = train_explainer(
-            explainer, task.model, x, target, pairs, cfg.train_config(), seed=cfg.seed, dist=dist,
-            checkpoint=ctx.checkpoint_dir / f"{task_name}-explainer.pt", on_epoch=lambda _row: advance(1),
+            explainer, task.model, x, target, pairs, tcfg, seed=cfg.seed, dist=dist,
+            checkpoint=ctx.checkpoint_dir / f"{task_name}-explainer-{cfg.objective}-{cfg.sampling}.pt",
+            on_epoch=lambda _row: advance(1),
         )  # fmt: skip
     last = history[-1]
     ctx.log(

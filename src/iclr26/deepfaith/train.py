@@ -108,9 +108,9 @@ def train_explainer(
         sums = torch.zeros(3)  # L_PC, L_LC, batches
         alpha = weight.alpha
         for batch in torch.randperm(len(index), generator=order_gen).split(cfg.batch_size):
-            part = batch[dist.rank :: dist.world_size]
-            if len(part) == 0:
+            if len(batch) < dist.world_size:  # every rank must take part in every DDP step
                 continue
+            part = batch[dist.rank :: dist.world_size]
             xb, cb = x[index[part]], target[index[part]]
             s = net(xb, cb)
             lc = local_correlation_loss(

@@ -107,6 +107,7 @@ def faithfulness_correlation(
         k = max(1, math.ceil(subset_fraction * d))
         noise = torch.rand(b, runs, d, generator=generator)
         subsets = torch.zeros(b, runs, d).scatter_(2, noise.argsort(-1)[..., :k], 1.0)
+    subsets = subsets.to(attr.device)
     fx = class_probability(model, x, target, output)
     delta = fx[:, None] - _scores(model, space, x, target, 1 - subsets, output)
     return pearson((subsets * attr[:, None]).sum(-1), delta)
@@ -217,7 +218,9 @@ def _frozen_after_flip(
     scores = torch.softmax(logits, -1) if output == "probability" else logits
     prob = scores.gather(1, target.repeat_interleave(k)[:, None])[:, 0].view(b, k)
     flipped = (logits.argmax(-1).view(b, k) != target[:, None]).cummax(1).values
-    first = torch.where(flipped.any(1), flipped.float().argmax(1), torch.full((b,), k - 1))
+    first = torch.where(
+        flipped.any(1), flipped.float().argmax(1), torch.full((b,), k - 1, device=prob.device)
+    )
     held = prob.gather(1, first[:, None])
     return torch.where(flipped, held, prob)
 
@@ -288,12 +291,13 @@ def irof(
         seg_attr = np.array([pixel_attr[i][seg == s].mean() for s in range(n)])
         order = np.argsort(-seg_attr, kind="stable")
         removed = np.cumsum(np.stack([seg == s for s in order]), 0) > 0  # (n, H, W)
-        keep = torch.from_numpy(~removed).float()[:, None].expand(n, *space.shape)
+        keep = torch.from_numpy(~removed).float()[:, None].expand(n, *space.shape).to(x.device)
         base = space.baseline.to(x)
         xs = keep * x[i] + (1 - keep) * base
         curve = class_probability(model, xs, target[i].expand(n), output) / fx[i]
         out.append(n - float(torch.trapezoid(curve)))  # quantus's form: AOC over n points at spacing 1
-    return torch.tensor(out) / torch.tensor([float(segments[i].max() + 1) for i in range(len(x))])
+    n_segments = torch.tensor([float(segments[i].max() + 1) for i in range(len(x))])
+    return (torch.tensor(out) / n_segments).to(x.device)
 
 
 def infidelity(
@@ -313,6 +317,7 @@ def infidelity(
     b, d = attr.shape
     if subsets is None:
         subsets = (torch.rand(b, runs, d, generator=generator) < 0.5).float()
+    subsets = subsets.to(attr.device)
     fx = class_probability(model, x, target, output)
     delta = (fx[:, None] - _scores(model, space, x, target, 1 - subsets, output)).double()
     mass = (subsets * attr[:, None]).sum(-1).double()

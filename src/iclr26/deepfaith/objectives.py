@@ -49,7 +49,7 @@ def local_correlation_loss(
     keep_prob = (
         torch.sigmoid(s)[:, None].expand(b, runs, d)
         if sampling == "explainer"
-        else torch.full((b, runs, d), 0.5)
+        else torch.full((b, runs, d), 0.5, device=s.device)
     )
     u = torch.rand(b, runs, d, generator=generator).to(s.device)
     hard = (u < keep_prob.detach()).float()

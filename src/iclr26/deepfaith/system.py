@@ -148,7 +148,8 @@ def top_k_hits(attr: torch.Tensor, relevant: torch.Tensor) -> float:
 def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
     """Priors → dedup → filter → train → evaluate, for one task; returns its results."""
     set_seed(cfg.seed)
-    task = load_task(task_name, seed=cfg.seed)
+    device = resolve_device(cfg.device)
+    task = load_task(task_name, seed=cfg.seed).to(device)
     methods = tuple(m for m in cfg.methods if m in methods_for(task.modality))
     ctx.log(f"{task_name}: target model test accuracy {task.test_accuracy:.3f}; {task.space.d} features")
     prior_kw = {"background": task.x_train, "cam_layer": task.cam_layer, "cfg": cfg.prior_config()}
@@ -159,8 +160,11 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
         sup = torch.load(cache, weights_only=False)
     else:
         maps, _ = explain_all(methods, task.model, task.space, x, target, **prior_kw, seed=cfg.seed)
+        maps = {m: a.cpu() for m, a in maps.items()}
         candidates = deduplicate(maps, cfg.dedup_threshold)
-        scores = score_table(task, maps, x, target, cfg.filter_runs, cfg.seed)
+        scores = {
+            n: s.cpu() for n, s in score_table(task, maps, x, target, cfg.filter_runs, cfg.seed).items()
+        }
         keep = faithfulness_filter(
             scores, {n: METRICS[n].higher_is_better for n in scores}, candidates, cfg.filter_quantile
         )
@@ -171,7 +175,7 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
 
     explainer = AmortizedExplainer(
         task.space, task.classes, ExplainerConfig(cfg.width, cfg.depth, cfg.heads, cfg.ffn, cfg.dropout)
-    )
+    ).to(device)
     dist = init_distributed(cfg.device)
     tcfg = cfg.train_config(len(x) if cfg.objective == "local" else len(pairs.index))
     with ctx.progress(f"{task_name}: training the explainer (epochs)", total=tcfg.epochs) as advance:
@@ -194,6 +198,8 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
     for _ in range(3):
         t0 = time.perf_counter()
         maps[METHOD] = explainer.explain(xt, ct)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
         best = min(best, (time.perf_counter() - t0) / len(xt))
     seconds[METHOD] = best
     scores = score_table(task, maps, xt, ct, cfg.metric_runs, cfg.seed + 2)
@@ -210,7 +216,7 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
         "history": history,
     }
     if task.relevant_test is not None:
-        result["top_k_hits"] = {m: top_k_hits(a, task.relevant_test[: len(a)]) for m, a in maps.items()}
+        result["top_k_hits"] = {m: top_k_hits(a.cpu(), task.relevant_test[: len(a)]) for m, a in maps.items()}
     if task.modality == "image":
         result["examples"] = {m: a[:3].tolist() for m, a in maps.items()}
         result["example_inputs"] = xt[:3].tolist()

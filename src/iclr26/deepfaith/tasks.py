@@ -52,6 +52,16 @@ class Task:
     relevant_test: Tensor | None = None  # (N_test, d) bool: the truly important features (text)
     words_test: list[list[str]] | None = None  # the test sentences (text)
 
+    def to(self, device: torch.device | str) -> Task:
+        """Move the target model, the data and the space to `device` (in place); returns self."""
+        self.model.to(device)
+        for name in ("x_train", "y_train", "x_test", "y_test"):
+            setattr(self, name, getattr(self, name).to(device))
+        self.space = FeatureSpace(
+            self.space.shape, self.space.groups.to(device), self.space.baseline.to(device)
+        )
+        return self
+
     def predict(self, x: Tensor) -> Tensor:
         """The target model's predicted class."""
         with torch.no_grad():

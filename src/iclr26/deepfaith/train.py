@@ -116,13 +116,13 @@ def train_explainer(
             lc = local_correlation_loss(
                 s, model, space, xb, cb, runs=cfg.lc_runs, sampling=cfg.sampling, generator=mask_gen
             )
-            pc = pattern_consistency_loss(s, maps[part]) if maps is not None else torch.zeros(())
+            pc = pattern_consistency_loss(s, maps[part].to(s)) if maps is not None else torch.zeros(())
             loss = alpha * pc + (1 - alpha) * lc
             opt.zero_grad()
             loss.backward()
             opt.step()
-            sums += torch.tensor([float(pc), float(lc), 1.0])
-        all_reduce_mean(sums, dist)
+            sums += torch.tensor([float(pc.detach()), float(lc.detach()), 1.0])
+        sums = all_reduce_mean(sums.to(dist.device), dist).cpu()  # NCCL reduces CUDA tensors only
         pc_mean, lc_mean = float(sums[0] / sums[2]), float(sums[1] / sums[2])
         if cfg.objective == "deepfaith":
             weight.update(epoch, pc_mean)

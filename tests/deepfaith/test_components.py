@@ -118,6 +118,23 @@ def test_prior_errors():
 # --- deduplication and filtering --------------------------------------------------------------------------
 
 
+def test_deduplicate_in_quality_order():
+    from iclr26.deepfaith.supervision import quality_order
+
+    a = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    maps = {"weak": a, "strong": 2 * a, "other": torch.tensor([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]])}
+    scores = {
+        "FC": torch.tensor([[0.1, 0.9, 0.5], [0.9, 0.1, 0.5]]),
+        "DEL": torch.tensor([[0.5, 0.1, 0.3]] * 2),
+    }
+    order = quality_order(scores, {"FC": True, "DEL": False})
+    assert order[0].tolist() == [1, 2, 0]  # strong is best on both metrics for input 0
+    keep = deduplicate(maps, 0.9, order=order)
+    assert keep.tolist() == [[False, True, True], [True, False, True]]  # the better duplicate survives
+    with pytest.raises(ValueError, match="order must have shape"):
+        deduplicate(maps, 0.9, order=order[:, :2])
+
+
 def test_deduplicate_keeps_the_first_of_each_group():
     a = torch.tensor([[1.0, 0.0, 0.0]])
     maps = {
@@ -191,6 +208,23 @@ def test_local_correlation_loss_is_zero_for_the_exact_attribution():
     s = torch.zeros(4, 8, requires_grad=True)
     local_correlation_loss(s + 0.01 * torch.randn(4, 8), model, space, x, target, generator=gen).backward()
     assert s.grad is not None and s.grad.abs().sum() > 0  # gradient reaches the explainer output
+
+
+def test_straight_through_term_survives_the_correlation():
+    # the mask term of the gradient must differ from "no estimator" (a constant ∂m/∂p would cancel)
+    gen_w = torch.Generator().manual_seed(1)
+    w, x = torch.randn(8, generator=gen_w), torch.randn(4, 8, generator=gen_w)
+    model, space, target = Linear2(w), tabular_space(8), torch.ones(4, dtype=torch.long)
+    grads = {}
+    for name in ("explainer", "uniform"):
+        s = torch.full((4, 8), 0.0, requires_grad=True)
+        gen = torch.Generator().manual_seed(5)
+        # same hard masks in both: σ(0) = ½ = the uniform probability, same random numbers
+        local_correlation_loss(
+            s + 0.1 * w * x, model, space, x, target, sampling=name, generator=gen
+        ).backward()
+        grads[name] = s.grad.clone()
+    assert (grads["explainer"] - grads["uniform"]).abs().max() > 1e-4
 
 
 def test_dynamic_weight_follows_algorithm_1():

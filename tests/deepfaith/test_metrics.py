@@ -93,9 +93,11 @@ def test_deletion_insertion_region_values_and_order(linear):
     assert torch.allclose(deletion(model, space, x, target, exact, **kw), expected, atol=1e-5)
     ins_expected = ((removed[:, 1:] + removed[:, :-1]).sum(-1)) / (2 * 10)
     assert torch.allclose(insertion(model, space, x, target, exact, **kw), ins_expected, atol=1e-5)
-    # RP = mean over k of the removed mass
+    # RP = mean over k = 1..⌈0.2·d⌉ of the removed mass
+    full = region_perturbation(model, space, x, target, exact, regions=10, **kw)
+    assert torch.allclose(full, removed[:, 1:].mean(-1), atol=1e-5)
     assert torch.allclose(
-        region_perturbation(model, space, x, target, exact, **kw), removed[:, 1:].mean(-1), atol=1e-5
+        region_perturbation(model, space, x, target, exact, **kw), removed[:, 1:3].mean(-1), atol=1e-5
     )
     # the exact order is the best possible for an additive model
     for seed in range(5):
@@ -207,7 +209,7 @@ def test_monotonicity_correlation_matches_quantus(cnn_case):
 def test_region_perturbation_matches_quantus(cnn_case):
     quantus, model, space, x, target, attr, kw, common = cnn_case
     ref = _q(quantus.RegionPerturbation(patch_size=1, regions_evaluation=64, **common), kw).mean(1)
-    assert np.allclose(region_perturbation(model, space, x, target, attr).numpy(), ref, atol=1e-5)
+    assert np.allclose(region_perturbation(model, space, x, target, attr, regions=64).numpy(), ref, atol=1e-5)
 
 
 def test_deletion_matches_quantus_pixel_flipping(cnn_case):

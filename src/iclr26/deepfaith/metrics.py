@@ -169,10 +169,13 @@ def region_perturbation(
     *,
     output: str = "probability",
     regions: int | None = None,
+    region_fraction: float = 0.2,
 ) -> Tensor:
-    """RP (Samek et al. 2015): AOPC, the mean over k = 1..K of Δ(top-k features), most relevant first. ↑"""
+    """RP (Samek et al. 2015): AOPC, the mean over k = 1..K of Δ(top-k features), most relevant first,
+    with K = `regions` or ⌈fraction·d⌉ (over all d regions AOPC would be DEL's curve again). ↑"""
     d = attr.shape[1]
-    masks = _prefix_masks(attr.argsort(-1, descending=True), d, 1, include_empty=False)[:, : regions or d]
+    k = regions or max(1, math.ceil(region_fraction * d))
+    masks = _prefix_masks(attr.argsort(-1, descending=True), d, 1, include_empty=False)[:, :k]
     fx = class_probability(model, x, target, output)
     return (fx[:, None] - _scores(model, space, x, target, 1 - masks, output)).mean(-1)
 
@@ -313,7 +316,11 @@ def infidelity(
     subsets: Tensor | None = None,
 ) -> Tensor:
     """INF (Yeh et al. 2019), with removal perturbations S ~ Bernoulli(½) and the optimal scale β:
-    E[(β·Σ_{i∈S} e_i − Δ(S))²], β = E[Σ_S e · Δ] / E[(Σ_S e)²] (captum's `normalize=True`). ↓"""
+    E[(β·Σ_{i∈S} e_i − Δ(S))²], β = E[Σ_S e · Δ] / E[(Σ_S e)²] (captum's `normalize=True`). ↓
+
+    The perturbation is the indicator of S, as for attributions that already include the input
+    (IG, SHAP, Occlusion): Iᵀe = Σ_{i∈S} e_i. Quantus weights by the input, Σ_{i∈S} e_i (x_i − x̄_i),
+    which suits gradient-like maps instead."""
     b, d = attr.shape
     if subsets is None:
         subsets = (torch.rand(b, runs, d, generator=generator) < 0.5).float()
@@ -389,4 +396,4 @@ def evaluate(
         raise ValueError(f"output must be one of {OUTPUTS}, got {kw['output']!r}")
     if metric.random:
         kw.setdefault("generator", torch.Generator().manual_seed(seed))
-    return metric.fn(model, space, x, target, attr.float(), **kw)
+    return metric.fn(model, space, x, target, attr.float().to(x.device), **kw)

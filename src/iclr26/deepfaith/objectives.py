@@ -3,8 +3,8 @@
 - Local correlation L_LC (self-supervised): for R sampled subsets S of removed features,
   L_LC = (1 − corr_R(Σ_{i∈S} s_i, f(x) − f(x_{−S}))) / 2, averaged over the batch. Subsets are
   sampled from the explainer itself, feature i kept with probability σ(s_i), through a
-  straight-through estimator (the forward pass uses the hard sample, the backward pass the
-  probability). The target model is only queried, never differentiated, so any black box works.
+  straight-through estimator (`BernoulliStraightThrough`). The target model is only queried,
+  never differentiated, so any black box works.
 - Pattern consistency L_PC: (1 − corr_d(s, a)) / 2 to a filtered prior map a.
 - L_OBJ = α·L_PC + (1 − α)·L_LC with α from `DynamicWeight`.
 """
@@ -30,6 +30,23 @@ def correlation(a: Tensor, b: Tensor, eps: float = 1e-8) -> Tensor:
     return (a * b).sum(-1) / (a.square().sum(-1).sqrt() * b.square().sum(-1).sqrt() + eps)
 
 
+class BernoulliStraightThrough(torch.autograd.Function):
+    """Forward: the hard Bernoulli sample m. Backward: ∂m/∂p := m·p, clipped to [−1, 1] (the released
+    code's estimator). Because it depends on the sample, it differs between runs and so survives
+    the correlation, unlike the plain estimator ∂m/∂p := 1, whose term is the same in every run and
+    cancels (a correlation ignores a shift shared by all runs)."""
+
+    @staticmethod
+    def forward(ctx, prob: Tensor, hard: Tensor) -> Tensor:
+        ctx.save_for_backward(prob, hard)
+        return hard
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
+        prob, hard = ctx.saved_tensors
+        return (grad * hard * prob).clamp(-1.0, 1.0), None
+
+
 def local_correlation_loss(
     s: Tensor,
     model: Model,
@@ -53,7 +70,7 @@ def local_correlation_loss(
     )
     u = torch.rand(b, runs, d, generator=generator).to(s.device)
     hard = (u < keep_prob.detach()).float()
-    keep = hard + keep_prob - keep_prob.detach() if sampling == "explainer" else hard  # straight-through
+    keep = BernoulliStraightThrough.apply(keep_prob, hard) if sampling == "explainer" else hard
     with torch.no_grad():
         fx = class_probability(model, x, target, output)
         xs = space.keep(x, hard).reshape(b * runs, *space.shape)

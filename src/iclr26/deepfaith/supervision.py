@@ -18,22 +18,45 @@ import torch
 from torch import Tensor
 
 
-def deduplicate(maps: dict[str, Tensor], threshold: float = 0.9) -> Tensor:
-    """(B, M) bool: which of the M methods (in `maps` order) are kept for each input."""
+def deduplicate(maps: dict[str, Tensor], threshold: float = 0.9, order: Tensor | None = None) -> Tensor:
+    """(B, M) bool: which of the M methods (in `maps` order) are kept for each input.
+
+    Methods are visited in `order` (B, M) — a permutation per input, e.g. `quality_order` — or in
+    `maps` order; each kept method removes its later-visited duplicates.
+    """
     if not maps:
         raise ValueError("deduplicate needs at least one method's maps")
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     stack = torch.stack(list(maps.values()), 1).double()  # (B, M, d)
+    b, m = stack.shape[:2]
+    if order is None:
+        order = torch.arange(m, device=stack.device).expand(b, m)
+    if order.shape != (b, m):
+        raise ValueError(f"order must have shape ({b}, {m}), got {tuple(order.shape)}")
+    order = order.to(stack.device)
     unit = stack / stack.norm(dim=-1, keepdim=True).clamp_min(1e-12)
     cosine = unit @ unit.transpose(1, 2)  # (B, M, M)
-    b, m = stack.shape[:2]
-    removed = torch.zeros(b, m, dtype=torch.bool)
-    for j in range(m):  # greedy keep-first: a kept method removes its later duplicates
-        dup = (cosine[:, j] >= threshold) & ~removed[:, j : j + 1]
-        dup[:, : j + 1] = False
+    removed = torch.zeros(b, m, dtype=torch.bool, device=stack.device)
+    rows = torch.arange(b, device=stack.device)
+    visited = torch.zeros(b, m, dtype=torch.bool, device=stack.device)
+    for step in range(m):  # greedy: a kept method removes the duplicates not yet visited
+        j = order[:, step]
+        visited[rows, j] = True
+        dup = (cosine[rows, j] >= threshold) & ~visited & ~removed[rows, j][:, None]
         removed |= dup
     return ~removed
+
+
+def quality_order(scores: dict[str, Tensor], higher_is_better: dict[str, bool]) -> Tensor:
+    """(B, M) per-input visiting order for `deduplicate`: best average rank over the metrics first."""
+    from scipy.stats import rankdata
+
+    ranks = []
+    for name, s in scores.items():
+        signed = -s.double() if higher_is_better[name] else s.double()
+        ranks.append(torch.from_numpy(rankdata(signed.cpu().numpy(), axis=1)))
+    return torch.stack(ranks).mean(0).argsort(dim=1, stable=True)
 
 
 def faithfulness_filter(
@@ -49,15 +72,16 @@ def faithfulness_filter(
     missing = set(scores) - set(higher_is_better)
     if missing:
         raise ValueError(f"no direction given for metrics {sorted(missing)}")
-    keep = candidates.clone()
+    cand = candidates.cpu()
+    keep = cand.clone()
     for name, s in scores.items():
-        if s.shape != candidates.shape:
+        if s.shape != cand.shape:
             raise ValueError(
                 f"scores[{name!r}] has shape {tuple(s.shape)}, expected {tuple(candidates.shape)}"
             )
-        s = s.double()
+        s = s.double().cpu()
         for i in range(len(s)):
-            pool = s[i][candidates[i]]
+            pool = s[i][cand[i]]
             if pool.numel() == 0:
                 continue
             if higher_is_better[name]:

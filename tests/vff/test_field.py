@@ -91,10 +91,14 @@ SMALL = EncoderConfig(channels=8, blocks=1)
 def test_rendering_in_chunks_equals_rendering_at_once(cls):
     torch.manual_seed(0)
     model = cls(SMALL, frequencies=8) if cls is VideoFourierField else cls(SMALL, hidden=16)
+    with torch.no_grad():  # random weights everywhere (the residual heads start at zero)
+        for p in model.parameters():
+            p.normal_(0, 0.3)
     lr = torch.rand(3, 3, 6, 7)
     a = render(model, lr, [0.0, 0.75, 2.0], (15, 17), chunk=37)
     b = render(model, lr, [0.0, 0.75, 2.0], (15, 17), chunk=10**6)
     assert a.shape == (3, 3, 15, 17) and torch.allclose(a, b, atol=1e-6)
+    assert (a - render(type(model)(SMALL), lr, [0.0, 0.75, 2.0], (15, 17))).abs().max() > 1e-3  # not trivial
 
 
 def test_render_errors():

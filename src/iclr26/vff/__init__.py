@@ -1,5 +1,65 @@
 """V³ Video Fourier Field: continuous space-time video super-resolution (arXiv 2509.26325, ICLR 2026).
 
-In progress: the field, models, data, metrics, baselines and training are here and tested; the
-`vff` system (evaluation table, frame strip, presets) is not registered yet.
+Public API: `VideoFourierField` (encoder → per-voxel phases/amplitudes → `FourierField`), the
+`ImplicitVideoBaseline`, `render(model, lr, times, out_size)`, `psf_factor`; data in `iclr26.vff.data`,
+metrics in `iclr26.vff.metrics`; `SYSTEM` for `iclr26 run vff`.
 """
+
+from dataclasses import replace
+
+from iclr26.catalog import implemented_system
+from iclr26.vff.field import FourierField, psf_factor
+from iclr26.vff.models import EncoderConfig, ImplicitVideoBaseline, VideoFourierField, render
+from iclr26.vff.system import VFFConfig, run
+
+_DEMO = VFFConfig()
+PRESETS = {
+    "smoke": replace(
+        _DEMO,
+        test_photos=("rocket",),
+        clips=("bikes",),
+        cases_per_photo=1,
+        settings=("S2.5", "S4T2"),
+        hr_size=32,
+        steps=3,
+        batch=1,
+        lr_size=12,
+        queries=128,
+        channels=8,
+        blocks=1,
+        frequencies=8,
+        inr_hidden=16,
+    ),
+    "demo": _DEMO,
+    # larger encoder, N = 512 frequencies over the authors' 16π disk, longer training; GPU
+    "paper": replace(
+        _DEMO,
+        cases_per_photo=8,
+        hr_size=256,
+        lr_frames=8,
+        steps=100_000,
+        batch=8,
+        lr_size=64,
+        queries=8192,
+        lr=2e-4,
+        channels=128,
+        blocks=8,
+        frequencies=512,
+        radius=50.27,
+        inr_hidden=256,
+        device="cuda",
+    ),
+}
+
+SYSTEM = implemented_system("vff", presets=PRESETS, run=run)
+
+__all__ = [
+    "SYSTEM",
+    "EncoderConfig",
+    "FourierField",
+    "ImplicitVideoBaseline",
+    "VFFConfig",
+    "VideoFourierField",
+    "psf_factor",
+    "render",
+]

@@ -133,7 +133,8 @@ def _farneback(prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
 
 
 def temporal_flow_error(pred: Tensor, target: Tensor) -> float:
-    """tOF (TecoGAN): mean over frame pairs of the per-pixel L1 gap between predicted and true flow."""
+    """tOF: mean over frame pairs of the per-pixel endpoint error ‖flow_pred − flow_true‖₂ (the V³
+    authors' evaluation, after EGVSR/TecoGAN)."""
     _check_clips(pred, target)
     if pred.shape[0] < 2:
         raise ValueError(f"temporal_flow_error needs clips of at least 2 frames, got T = {pred.shape[0]}")
@@ -142,8 +143,8 @@ def temporal_flow_error(pred: Tensor, target: Tensor) -> float:
     for k in range(yp.shape[0] - 1):
         flow_p = _farneback(yp[k], yp[k + 1])
         flow_t = _farneback(yt[k], yt[k + 1])
-        # tOF_k = mean_pixels (|u_p − u_t| + |v_p − v_t|)
-        errors.append(np.abs(flow_p.astype(np.float64) - flow_t).sum(axis=-1).mean())
+        # tOF_k = mean_pixels ‖(u_p − u_t, v_p − v_t)‖₂
+        errors.append(np.linalg.norm(flow_p.astype(np.float64) - flow_t, axis=-1).mean())
     return float(np.mean(errors))
 
 

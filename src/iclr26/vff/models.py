@@ -106,6 +106,9 @@ class VideoFourierField(nn.Module):
         super().__init__()
         self.encoder = Encoder3D(encoder)
         self.head = nn.Conv3d(encoder.channels, 4 * frequencies, 1)  # N phases + 3N amplitudes per voxel
+        with torch.no_grad():  # amplitudes start at 0: the model starts as the classical interpolant
+            self.head.weight[frequencies:].zero_()
+            self.head.bias[frequencies:].zero_()
         self.field = FourierField(frequencies, radius, t_scale, learn_frequencies, seed)
 
     def encode(self, lr: Tensor) -> Tensor:
@@ -142,6 +145,9 @@ class ImplicitVideoBaseline(nn.Module):
         for a, b in itertools.pairwise(dims):
             mlp += [nn.Linear(a, b), nn.GELU()]
         self.mlp = nn.Sequential(*mlp, nn.Linear(dims[-1], 3))
+        with torch.no_grad():  # the residual starts at 0: the model starts as the classical interpolant
+            self.mlp[-1].weight.zero_()
+            self.mlp[-1].bias.zero_()
 
     def encode(self, lr: Tensor) -> Tensor:
         """Voxel features (B, T·h·w, C)."""

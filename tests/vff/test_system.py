@@ -1,0 +1,55 @@
+"""The vff system end to end (smoke preset), settings and config errors."""
+
+import json
+
+import pytest
+import torch
+
+from iclr26.core.config import ConfigError
+from iclr26.core.runner import run_system
+from iclr26.vff import SYSTEM
+from iclr26.vff.evaluate import bicubic_method, output_times, parse_setting, run_case, synthetic_case
+
+
+def test_parse_setting():
+    assert parse_setting("S4T8").label == "S×4 T×8" and parse_setting("S4T8").time_factor == 8
+    assert parse_setting("S2.5").scale == 2.5 and parse_setting("S2.5").time_factor == 1
+    with pytest.raises(ValueError, match="must look like"):
+        parse_setting("x4")
+    assert output_times(parse_setting("S4T4"), 4) == [1.0, 1.25, 1.5, 1.75, 2.0]
+    assert output_times(parse_setting("S2"), 3) == [0.0, 1.0, 2.0]
+
+
+def test_bicubic_scores_are_finite_on_a_held_out_view():
+    case = synthetic_case("rocket", 0, 32, 3)
+    scores = run_case(case, parse_setting("S2T2"), 3, {"bicubic": bicubic_method})["bicubic"]
+    assert 10 < scores["psnr"] < 60 and 0 < scores["ssim"] <= 1 and scores["tof"] >= 0
+
+
+def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
+    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+    assert record.status == "complete"
+    photos, clips, speed = record.report.tables
+    assert len(clips.rows) == 2 * 3 and [row[0] for row in speed.rows] == [
+        "bicubic + linear",
+        "implicit MLP (VideoINR-style)",
+        "V³ Fourier field",
+    ]
+    assert photos.columns == ["setting", "method", "PSNR ↑", "SSIM ↑", "tOF ↓"] and len(photos.rows) == 2 * 3
+    assert all(v == v for v in photos.column("PSNR ↑"))
+    assert (run_dir / "frames.png").exists() and (run_dir / "evaluation.json").exists()
+    evaluation = json.loads((run_dir / "evaluation.json").read_text())
+    assert set(evaluation) == {"photos", "clips"}
+    ckpt = torch.load(run_dir / "checkpoints" / "vff.pt", weights_only=False)
+    assert ckpt["step"] == 3
+    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # training is reloaded, not redone
+    assert record2.report.tables[0].rows == photos.rows
+
+
+def test_config_errors_name_fields():
+    with pytest.raises((ConfigError, ValueError), match="test_photos"):
+        SYSTEM.config("demo", {"test_photos": "rocket,lena"})
+    with pytest.raises((ConfigError, ValueError), match="clips"):
+        SYSTEM.config("demo", {"clips": "foreman"})
+    with pytest.raises((ConfigError, ValueError), match="must look like"):
+        SYSTEM.config("demo", {"settings": "S4,T8"})

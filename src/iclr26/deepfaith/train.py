@@ -7,7 +7,6 @@ one-process path is the same code.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from iclr26.core.checkpoint import save_checkpoint
 from iclr26.core.distributed import DistInfo, all_reduce_mean
 from iclr26.deepfaith.explainer import AmortizedExplainer
 from iclr26.deepfaith.metrics import Model
@@ -52,12 +52,6 @@ class ExplainerTrainConfig:
             raise ValueError(f"sampling must be one of {MASK_SAMPLING}, got {self.sampling!r}")
         if min(self.epochs, self.batch_size, self.lc_runs, self.window) < 1 or self.lr <= 0:
             raise ValueError(f"epochs, batch_size, lc_runs, window must be >= 1 and lr > 0: {self}")
-
-
-def _save(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
 
 
 def train_explainer(
@@ -135,7 +129,7 @@ def train_explainer(
         }
         history.append(row)
         if checkpoint is not None and dist.is_main:
-            _save(
+            save_checkpoint(
                 checkpoint,
                 {
                     "explainer": explainer.state_dict(),

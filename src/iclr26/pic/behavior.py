@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr26.core.checkpoint import save_checkpoint
 from iclr26.pic.algorithms.td3_bc import td3_target
 from iclr26.pic.data import (
     OfflineDataset,
@@ -393,12 +394,6 @@ def collect(
     return buf.dataset(0, size, env_id, name)
 
 
-def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
 def _check_same_run(stored: dict[str, Any], env_id: str, cfg: GenerationConfig, where: Path) -> None:
     if stored.get("env_id") != env_id:
         raise ValueError(
@@ -453,7 +448,7 @@ def _train(
         run = _Run(**state["run"])
 
     def checkpoint() -> None:
-        _save_checkpoint(
+        save_checkpoint(
             ckpt,
             {
                 "format": CHECKPOINT_FORMAT,

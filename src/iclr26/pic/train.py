@@ -9,7 +9,6 @@ writing are timed separately.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import torch
 
+from iclr26.core.checkpoint import save_checkpoint
 from iclr26.pic.algorithms.common import Algorithm, BatchSampler
 
 HistoryRow = dict[str, Any]
@@ -41,14 +41,6 @@ class _Window:
 
     def state(self) -> dict[str, Any]:
         return {"sums": self.sums, "counts": self.counts}
-
-
-def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
-    """Write atomically: a crash mid-write leaves the previous checkpoint intact."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
 
 
 def train_offline(
@@ -99,7 +91,7 @@ def train_offline(
                 "window": window.state(),
                 "train_time_s": train_time,
             }
-            _save_checkpoint(path, payload)
+            save_checkpoint(path, payload)
 
     while step < steps:
         t0 = time.perf_counter()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr26.core.checkpoint import save_checkpoint
 from iclr26.vff.data import ContinuousVideo, Motion, degrade, load_photo, random_motion
 
 
@@ -106,12 +106,6 @@ def _lr_factor(step: int, cfg: TrainConfig) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)))
 
 
-def _save(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
 def train_model(
     model: nn.Module,
     photos: Sequence[str],
@@ -150,7 +144,7 @@ def train_model(
         sched.step()
         losses.append(float(loss.detach()))
         if checkpoint is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
-            _save(
+            save_checkpoint(
                 checkpoint,
                 {
                     "model": model.state_dict(),

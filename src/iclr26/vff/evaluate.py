@@ -14,9 +14,10 @@ import torch
 from torch import Tensor
 
 from iclr26.vff.baselines import bicubic_linear
-from iclr26.vff.data import ContinuousVideo, degrade, load_clip, load_photo, random_motion
+from iclr26.vff.data import degrade, load_clip
 from iclr26.vff.metrics import evaluate_clip
 from iclr26.vff.models import render
+from iclr26.vff.train import moving_view, photo_video
 
 Method = Callable[[Tensor, list[float], tuple[int, int]], Tensor]  # (lr clip, times, out size) -> frames
 
@@ -55,9 +56,7 @@ class Case:
 
 def synthetic_case(photo: str, seed: int, hr_size: int, lr_frames: int) -> Case:
     """A moving view over a held-out photo; frames at any time are exact (spline point samples)."""
-    rng = np.random.default_rng(seed)
-    base = load_photo(photo)
-    video = ContinuousVideo(base, random_motion(rng), view=min(0.9, hr_size / min(base.shape[:2])))
+    video = moving_view(photo_video(photo), np.random.default_rng(seed), hr_size)
 
     def frames(times: list[float], _tau: int) -> Tensor:
         return video.clip([t / (lr_frames - 1) for t in times], hr_size, hr_size)

@@ -58,25 +58,31 @@ class Batch:
     scale: Tensor
 
 
+def moving_view(photo: ContinuousVideo, rng: np.random.Generator, hr_size: int) -> ContinuousVideo:
+    """A random moving view over `photo`, sized so one HR pixel covers about one photo pixel.
+
+    HR targets then carry the photo's own detail instead of aliased point samples of a much finer
+    image. `random_motion` draws pans for a view of half the photo; they are scaled to this view so
+    the motion per frame stays video-like (a few LR pixels) whatever the view size.
+    """
+    view = min(0.9, hr_size / min(photo.photo_size))
+    m = random_motion(rng)
+    m = Motion(m.pan_x * view / 0.5, m.pan_y * view / 0.5, m.zoom, m.rotation)
+    return photo.moved(m, view=view, aspect=1.0)
+
+
 def moving_view_clip(
     rng: np.random.Generator, photo: ContinuousVideo, lr_frames: int, lr_size: int, scale: float
 ) -> tuple[ContinuousVideo, Tensor]:
-    """A random moving view over `photo` (a ContinuousVideo, whose motion is replaced) and its LR
-    input frames at t = 0..T−1.
-
-    The view is sized so one HR pixel (at this scale) covers about one photo pixel: HR targets then
-    carry the photo's own detail instead of aliased point samples of a much finer image.
-    """
+    """A random moving view (`moving_view`) and its LR input frames at t = 0..T−1."""
     hr = round(lr_size * scale)
-    view = min(0.9, hr / min(photo.photo_size))
-    video = photo.moved(random_motion(rng), view=view, aspect=1.0)
+    video = moving_view(photo, rng, hr)
     times = np.arange(lr_frames) / (lr_frames - 1)
-    lr = degrade(video.clip(times, hr, hr), scale)
-    return video, lr
+    return video, degrade(video.clip(times, hr, hr), scale)
 
 
 @functools.cache
-def _photo_video(name: str) -> ContinuousVideo:
+def photo_video(name: str) -> ContinuousVideo:
     """A still ContinuousVideo of a bundled photo: its spline coefficients, computed once per process."""
     return ContinuousVideo(load_photo(name), Motion())
 
@@ -86,7 +92,7 @@ def sample_batch(rng: np.random.Generator, photos: Sequence[str], cfg: TrainConf
     lrs, queries, targets, scales = [], [], [], []
     for _ in range(cfg.batch):
         scale = float(rng.uniform(cfg.min_scale, cfg.max_scale))
-        photo = _photo_video(photos[int(rng.integers(len(photos)))])
+        photo = photo_video(photos[int(rng.integers(len(photos)))])
         video, lr = moving_view_clip(rng, photo, cfg.lr_frames, cfg.lr_size, scale)
         h = lr.shape[-1]
         t = rng.uniform(0, cfg.lr_frames - 1, cfg.queries)

@@ -40,7 +40,7 @@ class VFFConfig:
     settings: tuple[str, ...] = ("S2", "S2.5", "S3", "S4", "S4T2", "S4T4", "S4T8")
     hr_size: int = 96  # evaluation frames are hr_size² crops / views
     lr_frames: int = 4
-    steps: int = 300
+    steps: int = 900
     batch: int = 4
     lr_size: int = 32
     queries: int = 2048

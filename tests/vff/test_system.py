@@ -35,7 +35,10 @@ def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
         "implicit MLP (VideoINR-style)",
         "V³ Fourier field",
     ]
-    assert photos.columns == ["setting", "method", "PSNR ↑", "SSIM ↑", "tOF ↓"] and len(photos.rows) == 2 * 3
+    assert (
+        photos.columns == ["setting", "method", "PSNR ↑", "SSIM ↑", "PSNR centre ↑", "SSIM centre ↑", "tOF ↓"]
+        and len(photos.rows) == 2 * 3
+    )
     assert all(v == v for v in photos.column("PSNR ↑"))
     assert (run_dir / "frames.png").exists() and (run_dir / "evaluation.json").exists()
     evaluation = json.loads((run_dir / "evaluation.json").read_text())

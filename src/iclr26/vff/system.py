@@ -139,17 +139,17 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
         rows = []
         for s in settings:
             for m in METHODS:
-                rows.append(
-                    [s.label, LABELS[m], *(mean(group, s.label, m, k) for k in ("psnr", "ssim", "tof"))]
-                )
+                keys = ("psnr", "ssim", "psnr_centre", "ssim_centre", "tof")
+                rows.append([s.label, LABELS[m], *(mean(group, s.label, m, k) for k in keys)])
         tables.append(
             Table(
                 f"Space-time SR on {title}: PSNR / SSIM (Y) and tOF",
-                ["setting", "method", "PSNR ↑", "SSIM ↑", "tOF ↓"],
+                ["setting", "method", "PSNR ↑", "SSIM ↑", "PSNR centre ↑", "SSIM centre ↑", "tOF ↓"],
                 rows,
                 caption=f"{cfg.hr_size}² output frames from {cfg.lr_frames} input frames; S×s: spatial "
                 f"scale s (input {cfg.hr_size}/s px); T×τ: τ output frames per input interval "
-                "(the central one).",
+                "(the central one). Centre: the frame halfway between two input frames (T×τ), or the "
+                "middle input frame (S only).",
             )
         )
     speed = [[LABELS[m], 1 / mean("photos", settings[-1].label, m, "s_per_frame")] for m in METHODS]

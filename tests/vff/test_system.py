@@ -56,3 +56,10 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"clips": "foreman"})
     with pytest.raises((ConfigError, ValueError), match="must look like"):
         SYSTEM.config("demo", {"settings": "S4,T8"})
+
+
+def test_a_clip_smaller_than_the_output_is_a_clear_error():
+    from iclr26.vff.evaluate import clip_case
+
+    with pytest.raises(ValueError, match="smaller than hr_size"):
+        clip_case("carphone", 256, 4, 1)

@@ -34,6 +34,7 @@ PRESETS = {
     # larger encoder, N = 512 frequencies over the authors' 16π disk, longer training; GPU
     "paper": replace(
         _DEMO,
+        clips=("bikes", "bigbuckbunny"),  # carphone (176×144) is smaller than hr_size 256
         cases_per_photo=8,
         hr_size=256,
         lr_frames=8,

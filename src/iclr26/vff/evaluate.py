@@ -68,6 +68,10 @@ def clip_case(name: str, hr_size: int, lr_frames: int, max_tau: int) -> Case:
     """A bundled real clip, centre-cropped to hr_size²; input frame k is source frame k·τ."""
     clip = load_clip(name, max_frames=(lr_frames - 1) * max_tau + 1)
     h, w = clip.shape[-2:]
+    if hr_size > min(h, w):
+        raise ValueError(
+            f"clip {name!r} is {h}×{w}, smaller than hr_size {hr_size}; lower hr_size or drop the clip"
+        )
     top, left = (h - hr_size) // 2, (w - hr_size) // 2
     clip = clip[:, :, top : top + hr_size, left : left + hr_size]
 

@@ -174,9 +174,10 @@ class ImplicitVideoBaseline(nn.Module):
 def render(
     model: nn.Module, lr: Tensor, times: list[float], out_size: tuple[int, int], chunk: int = 16384
 ) -> Tensor:
-    """Frames (K, 3, H, W) at input-frame times `times` (frame k at t = k), `chunk` pixels at a time."""
+    """Frames (K, 3, H, W) on the CPU at input-frame times `times` (frame k at t = k), `chunk` pixels
+    at a time, computed on the model's device."""
     check_clip(lr[None] if lr.dim() == 4 else lr, getattr(model, "min_frames", 1))
-    lr = lr[None] if lr.dim() == 4 else lr
+    lr = (lr[None] if lr.dim() == 4 else lr).to(next(model.parameters()).device)
     t_len, (h, w) = lr.shape[1], lr.shape[-2:]
     if min(out_size) <= 0:
         raise ValueError(f"out_size must be positive, got {out_size}")
@@ -191,4 +192,4 @@ def render(
         p = frame_queries(t, out_size, (h, w), device=lr.device)
         rgb = torch.cat([model.query(lr, code, c[None], scale)[0] for c in p.split(chunk)])
         frames.append(rgb.view(*out_size, 3).permute(2, 0, 1).clamp(0, 1))
-    return torch.stack(frames)
+    return torch.stack(frames).cpu()

@@ -87,12 +87,23 @@ def build(cfg: VFFConfig, kind: str) -> torch.nn.Module:
 def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     """Train both models (resumable), evaluate every method at every setting, write tables and a strip."""
     torch.set_num_threads(cfg.threads)
-    resolve_device(cfg.device)
+    device = resolve_device(cfg.device)
+    # evaluation cases first: a clip smaller than hr_size fails here, not after training
+    settings = [parse_setting(s) for s in cfg.settings]
+    max_tau = max(s.time_factor for s in settings)
+    cases = {
+        "photos": [
+            synthetic_case(p, cfg.seed + 1000 + i, cfg.hr_size, cfg.lr_frames)
+            for p in cfg.test_photos
+            for i in range(cfg.cases_per_photo)
+        ],
+        "clips": [clip_case(c, cfg.hr_size, cfg.lr_frames, max_tau) for c in cfg.clips],
+    }
     train_photos = tuple(p for p in PHOTO_NAMES if p not in cfg.test_photos)
     models, curves = {}, {}
     for kind in ("inr", "vff"):
         set_seed(cfg.seed)
-        model = build(cfg, kind)
+        model = build(cfg, kind).to(device)
         with ctx.progress(f"training {LABELS[kind]} (steps)", total=cfg.steps) as advance:
             curves[kind] = train_model(
                 model, train_photos, cfg.train_config(), seed=cfg.seed,
@@ -107,16 +118,6 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
         "bicubic": bicubic_method,
         "inr": model_method(models["inr"]),
         "vff": model_method(models["vff"]),
-    }
-    settings = [parse_setting(s) for s in cfg.settings]
-    max_tau = max(s.time_factor for s in settings)
-    cases = {
-        "photos": [
-            synthetic_case(p, cfg.seed + 1000 + i, cfg.hr_size, cfg.lr_frames)
-            for p in cfg.test_photos
-            for i in range(cfg.cases_per_photo)
-        ],
-        "clips": [clip_case(c, cfg.hr_size, cfg.lr_frames, max_tau) for c in cfg.clips],
     }
     results: dict[str, dict[str, dict[str, list[dict]]]] = {}
     total = len(settings) * sum(len(v) for v in cases.values())
@@ -169,10 +170,9 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     lr = degrade(case.frames([float(k) for k in range(cfg.lr_frames)], s.time_factor), s.scale)
     times = output_times(s, cfg.lr_frames)
     t_mid = times[len(times) // 2]
-    nearest = torch.nn.functional.interpolate(
-        lr[round(t_mid) : round(t_mid) + 1], size=case.hr_size, mode="nearest"
-    )[0]
-    strip = {f"input (nearest, t={round(t_mid)})": nearest}
+    k_in = round(t_mid - 1e-5)  # the nearest input frame; halfway goes to the earlier one
+    nearest = torch.nn.functional.interpolate(lr[k_in : k_in + 1], size=case.hr_size, mode="nearest")[0]
+    strip = {f"input (nearest, t={k_in})": nearest}
     for m in METHODS:
         strip[LABELS[m]] = methods[m](lr, [t_mid], case.hr_size)[0]
     strip[f"ground truth (t={t_mid:g})"] = case.frames([t_mid], s.time_factor)[0]

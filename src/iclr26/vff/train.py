@@ -141,8 +141,9 @@ def train_model(
     for step in range(start, cfg.steps):
         t0 = time.perf_counter()
         batch = sample_batch(rng, photos, cfg)
-        pred = model(batch.lr, batch.queries, batch.scale)
-        loss = F.l1_loss(pred, batch.targets)
+        dev = next(model.parameters()).device
+        pred = model(batch.lr.to(dev), batch.queries.to(dev), batch.scale.to(dev))
+        loss = F.l1_loss(pred, batch.targets.to(dev))
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

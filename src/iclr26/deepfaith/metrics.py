@@ -30,21 +30,34 @@ Model = nn.Module | Callable[[Tensor], Tensor]
 OUTPUTS = ("probability", "logit")
 
 
-def class_probability(
-    model: Model, x: Tensor, target: Tensor, output: str = "probability", chunk: int = 8192
-) -> Tensor:
-    """f(x) = softmax(model(x))[target] (or the raw logit) for a batch, in chunks without gradients."""
+def check_model(model: object) -> None:
+    """Raise if `model` is neither a torch module nor a callable on tensors."""
     if not isinstance(model, nn.Module) and not callable(model):
         raise TypeError(
             f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
         )
-    out = []
+
+
+def _logits(model: Model, x: Tensor, chunk: int = 8192) -> Tensor:
+    """model(x) as float, in chunks, without gradients."""
+    check_model(model)
     with torch.no_grad():
-        for start in range(0, len(x), chunk):
-            logits = model(x[start : start + chunk])
-            scores = torch.softmax(logits.float(), -1) if output == "probability" else logits.float()
-            out.append(scores.gather(1, target[start : start + chunk, None])[:, 0])
-    return torch.cat(out) if out else torch.zeros(0)
+        return torch.cat([model(c).float() for c in x.split(chunk)]) if len(x) else torch.zeros(0, 1)
+
+
+def _class_scores(logits: Tensor, target: Tensor, output: str) -> Tensor:
+    """The target class's softmax probability (or raw logit) per row."""
+    scores = torch.softmax(logits, -1) if output == "probability" else logits
+    return scores.gather(1, target[:, None])[:, 0]
+
+
+def class_probability(
+    model: Model, x: Tensor, target: Tensor, output: str = "probability", chunk: int = 8192
+) -> Tensor:
+    """f(x) = softmax(model(x))[target] (or the raw logit) for a batch, in chunks without gradients."""
+    if len(x) == 0:
+        return torch.zeros(0)
+    return _class_scores(_logits(model, x, chunk), target, output)
 
 
 def _scores(
@@ -215,11 +228,8 @@ def _frozen_after_flip(
 ) -> Tensor:
     """f along a removal path, held at its value from the first step where the prediction leaves c."""
     b, k = keep.shape[:2]
-    xs = space.keep(x, keep).reshape(b * k, *space.shape)
-    with torch.no_grad():
-        logits = torch.cat([model(c) for c in xs.split(8192)]).float()
-    scores = torch.softmax(logits, -1) if output == "probability" else logits
-    prob = scores.gather(1, target.repeat_interleave(k)[:, None])[:, 0].view(b, k)
+    logits = _logits(model, space.keep(x, keep).reshape(b * k, *space.shape))
+    prob = _class_scores(logits, target.repeat_interleave(k), output).view(b, k)
     flipped = (logits.argmax(-1).view(b, k) != target[:, None]).cummax(1).values
     first = torch.where(
         flipped.any(1), flipped.float().argmax(1), torch.full((b,), k - 1, device=prob.device)
@@ -384,10 +394,7 @@ def evaluate(
     metric = METRICS[name]
     if modality not in metric.modalities:
         raise ValueError(f"metric {name} does not support {modality} inputs (supports {metric.modalities})")
-    if not isinstance(model, nn.Module) and not callable(model):
-        raise TypeError(
-            f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
-        )
+    check_model(model)
     space.check(x)
     space.check_attribution(attr, len(x))
     if target.shape != (len(x),):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from iclr26.deepfaith.metrics import check_model
 from iclr26.deepfaith.space import FeatureSpace
 
 PRIOR_METHODS = (
@@ -52,13 +53,6 @@ def methods_for(modality: str) -> tuple[str, ...]:
     return tuple(m for m in PRIOR_METHODS if m not in IMAGE_ONLY or modality == "image")
 
 
-def _check_model(model: object) -> None:
-    if not isinstance(model, nn.Module) and not callable(model):
-        raise TypeError(
-            f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
-        )
-
-
 def explain(
     method: str,
     model: nn.Module | Callable[[Tensor], Tensor],
@@ -74,7 +68,7 @@ def explain(
     """Attributions (B, d) of `method` for the logits of `target` at inputs `x`."""
     import captum.attr as ca
 
-    _check_model(model)
+    check_model(model)
     if method not in PRIOR_METHODS:
         raise ValueError(f"unknown prior method {method!r}; choose from {PRIOR_METHODS}")
     space.check(x)

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr26.core.schedule import warmup_cosine
 from iclr26.laplacianformer.data import ImageTask
 
 
@@ -35,14 +36,7 @@ class TrainConfig:
 def _schedule(cfg: TrainConfig, steps_per_epoch: int) -> Callable[[int], float]:
     total = cfg.epochs * steps_per_epoch
     warm = cfg.warmup_epochs * steps_per_epoch
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        progress = (step - warm) / max(1, total - warm)
-        return 0.5 * (1 + torch.cos(torch.tensor(progress * torch.pi)).item())
-
-    return factor
+    return lambda step: warmup_cosine(step, warm, total)
 
 
 def _shift(x: torch.Tensor, max_shift: int, gen: torch.Generator) -> torch.Tensor:

@@ -3,7 +3,6 @@ before RL); optionally with hint lines, so that a from-scratch model learns to r
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr26.core.schedule import warmup_cosine
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, Problem
 
@@ -75,12 +75,10 @@ def pretrain(
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     warm = max(1, cfg.steps // 20)
 
-    def factor(step: int) -> float:  # linear warm-up, then cosine decay to 10%
-        if step < warm:
-            return (step + 1) / warm
-        return 0.1 + 0.45 * (1 + math.cos(math.pi * (step - warm) / max(1, cfg.steps - warm)))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    # linear warm-up, then cosine decay to 10%
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: warmup_cosine(step, warm, cfg.steps, floor=0.1)
+    )
     rng = np.random.default_rng(cfg.seed)
     pairs = parse_mix(cfg.mix)
     start, elapsed, loss_v = 0, 0.0, float("nan")

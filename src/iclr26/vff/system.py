@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.vff.data import CLIP_NAMES, PHOTO_NAMES
+from iclr26.vff.data import CLIP_NAMES, PHOTO_NAMES, degrade
 from iclr26.vff.evaluate import (
     bicubic_method,
     clip_case,
@@ -165,8 +165,6 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     # the frame strip: middle output frame of the first held-out case at the last setting
     s = settings[-1]
     case = cases["photos"][0]
-    from iclr26.vff.data import degrade
-
     lr = degrade(case.frames([float(k) for k in range(cfg.lr_frames)], s.time_factor), s.scale)
     times = output_times(s, cfg.lr_frames)
     t_mid = times[len(times) // 2]

@@ -8,7 +8,6 @@ exactly (weights, optimiser, schedule, RNG).
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.schedule import warmup_cosine
 from iclr26.vff.data import ContinuousVideo, Motion, degrade, load_photo, random_motion
 
 
@@ -106,12 +106,6 @@ def sample_batch(rng: np.random.Generator, photos: Sequence[str], cfg: TrainConf
     return Batch(torch.stack(lrs), torch.stack(queries), torch.stack(targets), torch.tensor(scales))
 
 
-def _lr_factor(step: int, cfg: TrainConfig) -> float:
-    if step < cfg.warmup:
-        return (step + 1) / cfg.warmup
-    return 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)))
-
-
 def train_model(
     model: nn.Module,
     photos: Sequence[str],
@@ -125,7 +119,7 @@ def train_model(
     if not photos:
         raise ValueError("photos: need at least one training photo name")
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, cfg))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps))
     rng = np.random.default_rng(seed)
     losses: list[float] = []
     start = 0

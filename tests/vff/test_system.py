@@ -63,3 +63,25 @@ def test_a_clip_smaller_than_the_output_is_a_clear_error():
 
     with pytest.raises(ValueError, match="smaller than hr_size"):
         clip_case("carphone", 256, 4, 1)
+
+
+def test_smoke_preset_with_the_rvrt_encoder(tmp_path):
+    over = {"encoder": "rvrt", "heads": "2", "window": "4", "passes": "1", "settings": "S2.5", "clips": ""}
+    record, _ = run_system(SYSTEM, "smoke", over, runs_root=tmp_path)
+    assert record.status == "complete"
+    assert all(v == v for v in record.report.tables[0].column("PSNR ↑"))
+
+
+def test_paper_preset_uses_the_rvrt_encoder():
+    from iclr26.vff.models import VideoFourierField
+    from iclr26.vff.rvrt import RVRTEncoder
+    from iclr26.vff.system import build
+
+    cfg = SYSTEM.config("paper", {})
+    model = build(cfg, "vff")
+    assert isinstance(model.encoder, RVRTEncoder) and isinstance(model, VideoFourierField)
+    assert 10e6 < sum(p.numel() for p in model.parameters()) < 14e6  # RVRT/V³ scale (13.7M in the paper)
+    with pytest.raises((ConfigError, ValueError), match="encoder must be one of"):
+        SYSTEM.config("demo", {"encoder": "swin"})
+    with pytest.raises((ConfigError, ValueError), match="multiple of heads"):
+        SYSTEM.config("demo", {"encoder": "rvrt", "channels": "30", "heads": "4"})

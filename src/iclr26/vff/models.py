@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from iclr26.vff.field import FourierField, frame_queries, nearest_voxel, neighbours, output_scale
+from iclr26.vff.rvrt import RVRTConfig, RVRTEncoder
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,15 @@ class Encoder3D(nn.Module):
         return self.body(self.stem(x))
 
 
+def build_encoder(cfg: EncoderConfig | RVRTConfig) -> nn.Module:
+    """The encoder a config describes: `Encoder3D` (3D convolutions) or the RVRT-style transformer."""
+    if isinstance(cfg, RVRTConfig):
+        return RVRTEncoder(cfg)
+    if isinstance(cfg, EncoderConfig):
+        return Encoder3D(cfg)
+    raise TypeError(f"encoder must be an EncoderConfig or RVRTConfig, got {type(cfg).__name__}")
+
+
 def check_clip(lr: Tensor, min_frames: int = 2) -> None:
     """Raise if `lr` is not a batch of RGB clips (B, T, 3, h, w) with at least `min_frames` frames."""
     if not isinstance(lr, Tensor) or lr.dim() != 5 or lr.shape[2] != 3:
@@ -96,7 +106,7 @@ class VideoFourierField(nn.Module):
 
     def __init__(
         self,
-        encoder: EncoderConfig = EncoderConfig(),
+        encoder: EncoderConfig | RVRTConfig = EncoderConfig(),
         frequencies: int = 64,
         radius: float = 4 * math.pi,
         t_scale: float = 1.0,
@@ -104,7 +114,7 @@ class VideoFourierField(nn.Module):
         seed: int = 0,
     ) -> None:
         super().__init__()
-        self.encoder = Encoder3D(encoder)
+        self.encoder = build_encoder(encoder)
         self.head = nn.Conv3d(encoder.channels, 4 * frequencies, 1)  # N phases + 3N amplitudes per voxel
         with torch.no_grad():  # amplitudes start at 0: the model starts as the classical interpolant
             self.head.weight[frequencies:].zero_()
@@ -137,9 +147,11 @@ class ImplicitVideoBaseline(nn.Module):
 
     min_frames = 2
 
-    def __init__(self, encoder: EncoderConfig = EncoderConfig(), hidden: int = 128, layers: int = 3) -> None:
+    def __init__(
+        self, encoder: EncoderConfig | RVRTConfig = EncoderConfig(), hidden: int = 128, layers: int = 3
+    ) -> None:
         super().__init__()
-        self.encoder = Encoder3D(encoder)
+        self.encoder = build_encoder(encoder)
         dims = [encoder.channels + 4] + [hidden] * (layers - 1)
         mlp: list[nn.Module] = []
         for a, b in itertools.pairwise(dims):

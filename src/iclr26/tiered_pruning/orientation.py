@@ -71,20 +71,29 @@ def orient_unshielded_colliders(g: PAG, sepset: Sepset, log: OrientationLog | No
                     _set(g, c, b, A, log, "R0")
 
 
-def orient_by_tiers(g: PAG, tiers: Tiers, log: OrientationLog | None = None) -> None:
+def orient_by_tiers(
+    g: PAG, tiers: Tiers, log: OrientationLog | None = None, cross_tier_tails: bool = False
+) -> None:
     """Arrowheads implied by tiered knowledge (Andrews et al. 2020).
 
     For an edge a *-* b with tier(a) < tier(b), b is not an ancestor of a, so the mark at b is an
     arrowhead; the mark at a is left alone (a may or may not be an ancestor of b: a <-> b is
     possible). With `forbid_within`, an edge inside a tier gets arrowheads at both ends (our
     reading of "no ancestral relation within a tier").
+
+    `cross_tier_tails` adds the tail at a: under the assumption of Chen & Barker (ICLR 2026) that
+    latent confounders only join variables of the same tier, an adjacency between tiers is a -> b
+    (an inducing path from a must leave a by a -> c, and every collider after it lies in a tier
+    ≥ tier(b), so is an ancestor of b, making a an ancestor of b).
     """
     for a, b, _, _ in g.edges():
         ta, tb = tiers.tier(a), tiers.tier(b)
+        if tb < ta:
+            a, b, ta, tb = b, a, tb, ta
         if ta < tb:
             _set(g, a, b, A, log, "tiers")
-        elif tb < ta:
-            _set(g, b, a, A, log, "tiers")
+            if cross_tier_tails:
+                _set(g, b, a, T, log, "tiers")
         elif tiers.forbid_within:
             _set(g, a, b, A, log, "tiers")
             _set(g, b, a, A, log, "tiers")
@@ -299,18 +308,21 @@ def apply_rules(g: PAG, sepset: Sepset, log: OrientationLog | None = None) -> Or
             return log
 
 
-def orient(skeleton: PAG, sepset: Sepset, tiers: Tiers | None = None) -> tuple[PAG, OrientationLog]:
-    """FCI's final orientation of a skeleton: all circles, R0, tier arrowheads, R1–R4 and R8–R10."""
+def orient(
+    skeleton: PAG, sepset: Sepset, tiers: Tiers | None = None, cross_tier_tails: bool = False
+) -> tuple[PAG, OrientationLog]:
+    """FCI's final orientation of a skeleton: all circles, R0, tier arrowheads, R1–R4 and R8–R10.
+    `cross_tier_tails`: also tails at the earlier end of edges between tiers (see `orient_by_tiers`)."""
     g = skeleton.with_all_circles()
     log = OrientationLog()
     orient_unshielded_colliders(g, sepset, log)
     if tiers is not None:
-        orient_by_tiers(g, tiers, log)
+        orient_by_tiers(g, tiers, log, cross_tier_tails)
     apply_rules(g, sepset, log)
     return g, log
 
 
-def mag_to_pag(mag: MAG, tiers: Tiers | None = None) -> PAG:
+def mag_to_pag(mag: MAG, tiers: Tiers | None = None, cross_tier_tails: bool = False) -> PAG:
     """The PAG of a MAG's Markov equivalence class, refined by tiered knowledge if given.
 
     Runs `orient` on the MAG's skeleton with the separating sets An({a, c}) minus {a, c}, which
@@ -329,5 +341,5 @@ def mag_to_pag(mag: MAG, tiers: Tiers | None = None) -> PAG:
             cache[key] = frozenset(mag.ancestors([a, c]) - {a, c})
         return cache[key]
 
-    pag, _ = orient(skeleton, sepset, tiers)
+    pag, _ = orient(skeleton, sepset, tiers, cross_tier_tails)
     return pag

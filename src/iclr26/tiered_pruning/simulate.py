@@ -45,13 +45,15 @@ def random_tiered_dag(
     n_latents: int = 0,
     seed: int | np.random.Generator = 0,
     forbid_within: bool = False,
+    latents_within_tiers: bool = False,
 ) -> TieredGraph:
     """A random tiered DAG over X0..X{n-1} plus exogenous latent confounders L0.. .
 
     Observed nodes take tiers in contiguous blocks of X0..X{n-1} (near-equal sizes); each pair
     Xi, Xj with i < j gets Xi -> Xj with probability expected_degree / (n − 1) (none within a
     tier when `forbid_within`). Each latent Lk has no parents and two distinct observed children
-    chosen uniformly, so it confounds them without changing any ancestral relation.
+    chosen uniformly (within one tier when `latents_within_tiers`, the setting of Chen & Barker's
+    experiments), so it confounds them without changing any ancestral relation.
     """
     if n_observed < 1:
         raise ValueError(f"random_tiered_dag: n_observed must be >= 1, got {n_observed}")
@@ -71,8 +73,15 @@ def random_tiered_dag(
         keep &= tier_of[iu] != tier_of[ju]
     edges: list[tuple[Node, Node]] = [(obs[i], obs[j]) for i, j in zip(iu[keep], ju[keep], strict=True)]
     latents = [f"L{k}" for k in range(n_latents)]
+    sizes = np.bincount(tier_of, minlength=n_tiers)
+    if latents_within_tiers and n_latents and sizes.max() < 2:
+        raise ValueError("random_tiered_dag: latents_within_tiers needs a tier with at least 2 variables")
     for lat in latents:
-        a, b = rng.choice(n_observed, size=2, replace=False)
+        if latents_within_tiers:
+            t = rng.choice(np.flatnonzero(sizes >= 2))
+            a, b = rng.choice(np.flatnonzero(tier_of == t), size=2, replace=False)
+        else:
+            a, b = rng.choice(n_observed, size=2, replace=False)
         edges += [(lat, obs[a]), (lat, obs[b])]
     tiers = Tiers(
         [[obs[i] for i in range(n_observed) if tier_of[i] == t] for t in range(n_tiers)], forbid_within

@@ -1,0 +1,80 @@
+"""The tiered_pruning system end to end (smoke), its config errors, the bundled bnlearn networks,
+query sampling and PAG scoring."""
+
+import json
+
+import numpy as np
+import pytest
+
+from iclr26.core.config import ConfigError
+from iclr26.core.runner import run_system
+from iclr26.tiered_pruning import PAG, SYSTEM, Tiers, bnlearn_network
+from iclr26.tiered_pruning.evaluation import random_query, score_pag
+from iclr26.tiered_pruning.networks import bif_dag
+
+
+def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
+    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+    assert record.status == "complete"
+    oracle, networks, finite = record.report.tables
+    assert oracle.column("local PAG = full PAG restricted") == ["100% of 2", "100% of 2"]
+    assert all(
+        v.startswith("100%")
+        for v in oracle.column("ID verdict agrees") + networks.column("ID verdict agrees")
+    )
+    assert all(r >= 1 for r in oracle.column("test ratio (min)"))
+    assert all(0 <= f <= 1 for f in finite.column("adjacency F1, local"))
+    assert (run_dir / "speedup.png").exists()
+    cases = json.loads((run_dir / "checkpoints" / "cases.json").read_text())
+    assert set(cases) == {"oracle/n12/t3/g0", "network/asia", "finite/n12/t3/g0"}
+    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # every case is read back, not recomputed
+    assert record2.report.tables[0].rows == oracle.rows
+
+
+def test_config_errors_name_fields():
+    with pytest.raises((ConfigError, ValueError), match="kinds"):
+        SYSTEM.config("demo", {"kinds": "local,global"})
+    with pytest.raises((ConfigError, ValueError), match="networks"):
+        SYSTEM.config("demo", {"networks": "asia,munin"})
+    with pytest.raises((ConfigError, ValueError), match="alpha"):
+        SYSTEM.config("demo", {"alpha": "1.5"})
+
+
+def test_bundled_networks_have_their_published_sizes():
+    sizes = {"asia": (8, 8), "sachs": (11, 17), "child": (20, 25), "insurance": (27, 52), "alarm": (37, 46)}
+    for name, (n, e) in sizes.items():
+        dag, tiers = bnlearn_network(name)
+        assert (len(dag.nodes), len(dag.edges)) == (n, e)
+        tiers.check_graph(dag)
+    dag, _ = bnlearn_network("asia")
+    assert ("asia", "tub") in dag.edges and ("either", "dysp") in dag.edges
+    with pytest.raises(ValueError, match="no bundled network"):
+        bnlearn_network("munin_typo")
+    with pytest.raises(ValueError, match="no `variable` blocks"):
+        bif_dag("not a bif file")
+
+
+def test_local_queries_stay_within_a_stage():
+    tiers = Tiers([[f"t{t}v{i}" for i in range(4)] for t in range(5)])
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        q = random_query(tiers, rng, "local", 2)
+        tx = {tiers.tier(v) for v in q.treatments}
+        ty = {tiers.tier(v) for v in q.outcomes}
+        assert len(tx) == 1 and ty <= {min(tx), min(tx) + 1} and len(q.outcomes) == 2
+        assert all(tiers.tier(v) < min(tx) for v in q.conditions)
+        assert not (q.treatments & q.outcomes)
+    q = random_query(tiers, rng, "random", 3)
+    assert len(q.treatments) == len(q.outcomes) == 3 and not q.conditions
+    with pytest.raises(ValueError, match="query kind"):
+        random_query(tiers, rng, "global")
+
+
+def test_score_pag_counts_adjacencies_arrowheads_and_shd():
+    truth = PAG.from_strings(["a o-> b", "b --> c", "c <-> d"])
+    learned = PAG.from_strings(["a o-> b", "b o-> c", "a --> d"], nodes=["a", "b", "c", "d"])
+    s = score_pag(learned, truth)
+    assert s.adjacency_precision == pytest.approx(2 / 3) and s.adjacency_recall == pytest.approx(2 / 3)
+    # arrowheads: truth {b, c, d(from c), c(from d)} = 4; learned {b, c, d} ; shared b, c -> 2
+    assert s.arrowhead_precision == pytest.approx(2 / 3) and s.arrowhead_recall == pytest.approx(2 / 4)
+    assert s.shd == 2 + 1  # a-d and c-d differ in adjacency; b-c differs in a mark

@@ -16,7 +16,9 @@ from iclr26.tiered_pruning.networks import bif_dag
 def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
     assert record.status == "complete"
-    oracle, networks, finite = record.report.tables
+    oracle, networks, dense, finite = record.report.tables
+    assert dense.column("local PAG = full PAG restricted") == [True, True]
+    assert dense.column("tiered FCI tests")[1] > dense.column("query-specific tests")[1]
     assert oracle.column("local PAG = full PAG restricted") == ["100% of 2", "100% of 2"]
     assert all(
         v.startswith("100%")
@@ -26,7 +28,13 @@ def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     assert all(0 <= f <= 1 for f in finite.column("adjacency F1, local"))
     assert (run_dir / "speedup.png").exists()
     cases = json.loads((run_dir / "checkpoints" / "cases.json").read_text())
-    assert set(cases) == {"oracle/n12/t3/g0", "network/asia", "finite/n12/t3/g0"}
+    assert set(cases) == {
+        "oracle/n12/t3/g0",
+        "network/asia",
+        "dense_past/n4",
+        "dense_past/n6",
+        "finite/n12/t3/g0",
+    }
     record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # every case is read back, not recomputed
     assert record2.report.tables[0].rows == oracle.rows
 

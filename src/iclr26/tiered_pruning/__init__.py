@@ -53,6 +53,7 @@ PRESETS = {
         tier_sweep=(),
         queries=2,
         networks=("asia",),
+        dense_past_sizes=(4, 6),
         finite_sizes=(12,),
         samples=500,
     ),
@@ -68,6 +69,7 @@ PRESETS = {
         query_size=3,
         finite_sizes=(20, 50, 100, 200),
         samples=100_000,
+        max_pds_cond_size=None,  # complete FCI: hours on the larger graphs
     ),
 }
 SYSTEM = implemented_system("tiered_pruning", presets=PRESETS, run=run)

@@ -19,6 +19,7 @@ from iclr26.vff.rvrt import (
     WindowAttentionBlock,
     farneback_flow,
     flow_warp,
+    pair_flows,
     window_partition,
     window_reverse,
 )
@@ -79,6 +80,17 @@ def test_windows_are_local_and_shifted_windows_do_not_wrap_around() -> None:
     assert _influence(shifted, x, (0, 0, 0), (0, 3, 3)) > 1e-4
 
 
+def test_shifted_windows_in_time_do_not_wrap_around() -> None:
+    """T = 4, window 2 in time, shifted by 1: frames {1, 2} share a window; frames 3 and 0 land in the
+    same window after the roll, and the mask must keep them apart."""
+    torch.manual_seed(0)
+    x = torch.randn(1, 4, 4, 4, 8)
+    shifted = WindowAttentionBlock(8, 2, (2, 4, 4), shift=True, mlp_ratio=2.0)
+    assert _influence(shifted, x, (1, 0, 0), (2, 3, 3)) > 1e-4
+    assert _influence(shifted, x, (0, 0, 0), (3, 3, 3)) == 0.0
+    assert _influence(shifted, x, (0, 0, 0), (1, 3, 3)) == 0.0  # different shifted windows
+
+
 def test_window_attention_handles_clips_smaller_than_the_window() -> None:
     block = WindowAttentionBlock(8, 2, (2, 8, 8), shift=True, mlp_ratio=2.0)
     x = torch.randn(2, 1, 5, 11, 8)
@@ -123,10 +135,62 @@ def test_guided_deformable_attention_samples_at_the_flow_target() -> None:
     v = gda.kv(values[0].permute(0, 2, 3, 1))[..., c:]  # (1, h, w, C)
     v_at = torch.zeros_like(v)
     v_at[:, :, :-1] = v[:, :, 1:]  # V(p + (1, 0)); the last column samples outside (zeros padding)
-    v_at[:, :, -1] = 0.5 * v[:, :, -1]  # half a pixel inside the border with align_corners: bilinear to 0
+    # the last column samples one pixel past the border: zeros padding gives v = 0 there
     out = gda.proj(v_at)
     want = (out + gda.mlp(gda.norm(out))).permute(0, 3, 1, 2)
-    torch.testing.assert_close(got[..., :-1], want[..., :-1], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_guided_deformable_attention_equals_a_per_point_reference():
+    """Random offsets, 2 frames, 2 heads, 3 points: the batched sampling and attention equal a loop
+    that samples each (head, frame, point) on its own and applies softmax(q·k/√d) over them."""
+    torch.manual_seed(1)
+    b, c, h, w, heads, frames, m = 2, 8, 7, 9, 2, 2, 3
+    gda = GuidedDeformableAttention(c, heads, frames, m, max_offset=2.0, mlp_ratio=2.0)
+    with torch.no_grad():
+        gda.offset_net[-1].weight.normal_(0, 0.1)  # non-trivial offsets
+    query, values = torch.randn(b, c, h, w), torch.randn(b, frames, c, h, w)
+    flows = torch.randn(b, frames, 2, h, w)
+    got = gda(query, values, flows)
+    with torch.no_grad():
+        warped = flow_warp(values.flatten(0, 1), flows.flatten(0, 1)).view(b, frames * c, h, w)
+        raw = gda.offset_net(torch.cat([query, warped, flows.flatten(1, 2)], 1))
+        off = 2.0 * torch.tanh(raw).view(b, heads, frames, m, 2, h, w)
+        d = c // heads
+        q = gda.q(query.permute(0, 2, 3, 1))  # (b, h, w, C)
+        ys, xs = torch.meshgrid(
+            torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing="ij"
+        )
+        heads_out = []
+        for hd in range(heads):
+            logits, vals = [], []
+            for fr in range(frames):
+                kv = gda.kv(values[:, fr].permute(0, 2, 3, 1))  # (b, h, w, 2C): keys then values
+                k_map = kv[..., hd * d : (hd + 1) * d].permute(0, 3, 1, 2)
+                v_map = kv[..., c + hd * d : c + (hd + 1) * d].permute(0, 3, 1, 2)
+                for pt in range(m):
+                    px = xs + flows[:, fr, 0] + off[:, hd, fr, pt, 0]
+                    py = ys + flows[:, fr, 1] + off[:, hd, fr, pt, 1]
+                    grid = torch.stack([px * 2 / (w - 1) - 1, py * 2 / (h - 1) - 1], -1)
+                    ks = F.grid_sample(k_map, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+                    vs = F.grid_sample(v_map, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+                    logits.append(
+                        (q[..., hd * d : (hd + 1) * d].permute(0, 3, 1, 2) * ks).sum(1) / math.sqrt(d)
+                    )
+                    vals.append(vs)
+            weights = torch.softmax(torch.stack(logits, -1), -1)  # (b, h, w, frames·m)
+            heads_out.append(
+                sum(weights[..., j, None] * vals[j].permute(0, 2, 3, 1) for j in range(len(vals)))
+            )
+        out = gda.proj(torch.cat(heads_out, -1))
+        want = (out + gda.mlp(gda.norm(out))).permute(0, 3, 1, 2)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_zero_max_offset_with_a_centre_point_is_finite():
+    gda = GuidedDeformableAttention(8, 2, frames=1, points=9, max_offset=0.0, mlp_ratio=2.0)
+    out = gda(torch.randn(1, 8, 5, 5), torch.randn(1, 1, 8, 5, 5), torch.zeros(1, 1, 2, 5, 5))
+    assert torch.isfinite(out).all()
 
 
 def test_guided_deformable_attention_rejects_wrong_frame_count() -> None:
@@ -151,13 +215,28 @@ def test_encoder_shape_gradients_and_long_range_context() -> None:
         assert (enc(lr2)[:, :, 0] - enc(lr)[:, :, 0]).abs().max() > 1e-6
 
 
-def test_encoder_with_farneback_flow_runs_and_is_deterministic() -> None:
+def test_pair_flows_point_from_the_current_clip_to_the_previous_one() -> None:
+    """Content moving right 1 px per frame: frame 0 finds its content 2 px to the right in frame 2
+    (flow(0, 2) ≈ +2) and 2 px to the left looking back from frame 2 (flow(2, 0) ≈ −2)."""
+    frames = torch.from_numpy(np.stack([np.roll(_smooth_image(32, 32), k, axis=2) for k in range(4)]))
+    flows = pair_flows(frames.float()[None], [(0, 2), (2, 0), (3, 1)], "farneback")
+    inner = (..., slice(6, -6), slice(6, -6))
+    assert abs(flows[(0, 2)][:, 0][inner].median().item() - 2.0) < 0.3
+    assert abs(flows[(2, 0)][:, 0][inner].median().item() + 2.0) < 0.3
+    assert abs(flows[(3, 1)][:, 0][inner].median().item() + 2.0) < 0.3
+    assert flows[(0, 2)][:, 1][inner].abs().median().item() < 0.3
+
+
+def test_encoder_output_depends_on_the_flow() -> None:
     torch.manual_seed(0)
-    enc = RVRTEncoder(RVRTConfig(channels=8, heads=2, window=(2, 4, 4), passes=1, blocks=1, points=4))
-    frames = torch.from_numpy(np.stack([np.roll(_smooth_image(16, 16), k, axis=2) for k in range(4)]))
+    cfg = RVRTConfig(channels=8, heads=2, window=(2, 4, 4), passes=2, blocks=1, points=4)
+    enc = RVRTEncoder(cfg)
+    frames = torch.from_numpy(np.stack([np.roll(_smooth_image(16, 16), 2 * k, axis=2) for k in range(4)]))
     lr = frames.float()[None]
+    no_flow = RVRTEncoder(RVRTConfig(**{**cfg.__dict__, "flow": "none"}))
+    no_flow.load_state_dict(enc.state_dict())
     with torch.no_grad():
-        torch.testing.assert_close(enc(lr), enc(lr))
+        assert (enc(lr) - no_flow(lr)).abs().max() > 1e-4
 
 
 def test_fourier_field_trains_with_the_rvrt_encoder() -> None:

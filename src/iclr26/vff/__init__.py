@@ -33,9 +33,9 @@ PRESETS = {
     ),
     "demo": _DEMO,
     # the paper's encoder family (RVRT-style: 192 channels, 6 heads, 2×8×8 windows, 4 recurrent
-    # passes, flow-guided deformable attention; 12.0M parameters with the field head), 14 input
-    # frames, N = 512 frequencies over the authors' 16π disk, long training; GPU (about 25 GB of
-    # activations per clip of 14 64×64 frames, measured on CPU by extrapolation: batch 2)
+    # passes, flow-guided deformable attention; ~12M parameters with the field head), 14 input
+    # frames, N = 512 frequencies over the authors' 16π disk, long training; GPU. Activations grow
+    # with frames × pixels; batch 2 is meant to fit one large GPU (not yet measured on one).
     "paper": replace(
         _DEMO,
         clips=("bikes", "bigbuckbunny"),  # carphone (176×144) is smaller than hr_size 256

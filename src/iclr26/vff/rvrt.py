@@ -16,7 +16,10 @@ attention steered by optical flow). This module builds the same three stages on 
 
 Differences from RVRT (and V³'s port): optical flow is OpenCV's Farneback on the LR frames (no
 pretrained SpyNet/RAFT can be downloaded here; `flow="none"` lets the offsets learn motion from
-zero), and flows between clips are computed frame pair by frame pair instead of chained.
+zero), and flows between clips are computed frame pair by frame pair instead of chained. Keys and
+values are projected before sampling (a point outside the frame reads k = v = 0, without the
+projection's bias). A clip whose length is not a multiple of `clip_len` is padded by repeating its
+last frame, and the padding also passes through the shallow attention.
 """
 
 from __future__ import annotations
@@ -132,6 +135,7 @@ class WindowAttentionBlock(nn.Module):
         self.bias = nn.Parameter(torch.zeros((2 * wt - 1) * (2 * wh - 1) * (2 * ww - 1), heads))
         nn.init.trunc_normal_(self.bias, std=0.02)
         self.register_buffer("rel_index", _relative_index(window, window), persistent=False)
+        self._masks: dict[tuple, Tensor] = {}
         hidden = int(c * mlp_ratio)
         self.mlp = nn.Sequential(nn.Linear(c, hidden), nn.GELU(), nn.Linear(hidden, c))
 
@@ -148,15 +152,23 @@ class WindowAttentionBlock(nn.Module):
         qkv = self.qkv(win).view(-1, n, 3, self.heads, d).permute(2, 0, 3, 1, 4)  # 3 × (B·nW, heads, n, d)
         index = self.rel_index if window == self.window else _relative_index(window, self.window).to(x.device)
         mask = self.bias[index.reshape(-1)].view(n, n, -1).permute(2, 0, 1)[None]  # (1, heads, n, n): B
-        if any(shift):  # (B·nW, heads, n, n): the bias plus the shifted-window mask of each window
-            shift_mask = _shift_mask(padded, window, shift).to(x.device, mask.dtype)  # (nW, n, n)
-            mask = (mask + shift_mask[:, None]).repeat(b, 1, 1, 1)
-        out = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=mask.to(qkv.dtype))
-        out = self.proj(out.transpose(1, 2).reshape(-1, n, c))  # softmax(QKᵀ/√d + B)·V, heads merged
+        q, k, v = (u.view(b, -1, self.heads, n, d) for u in qkv)  # (B, nW, heads, n, d)
+        if any(shift):  # (1, nW, heads, n, n): the bias plus the shifted-window mask of each window
+            mask = mask + self._cached_shift_mask(padded, window, shift, x.device)[:, None]
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype))
+        out = self.proj(out.transpose(2, 3).reshape(-1, n, c))  # softmax(QKᵀ/√d + B)·V, heads merged
         out = window_reverse(out, window, (b, *padded))
         if any(shift):
             out = torch.roll(out, shifts=shift, dims=(1, 2, 3))
         return out[:, :t, :h, :w]
+
+    def _cached_shift_mask(
+        self, padded: tuple[int, int, int], window: tuple[int, int, int], shift: tuple[int, int, int], device
+    ) -> Tensor:
+        key = (tuple(padded), window, shift, str(device))
+        if key not in self._masks:  # built once per clip geometry and device, not on every call
+            self._masks[key] = _shift_mask(padded, window, shift).to(device)
+        return self._masks[key]
 
     def forward(self, x: Tensor) -> Tensor:
         """x (B, T, H, W, C) -> same shape."""
@@ -176,28 +188,32 @@ def _blocks(c: int, cfg: RVRTConfig, n: int) -> nn.Sequential:
 # ------------------------------------------------------------------------------- optical flow
 
 
+def _grey(frame: np.ndarray) -> np.ndarray:
+    """(3, h, w) RGB in [0, 1] -> (h, w) uint8 grey, as Farneback takes it."""
+    rgb = np.ascontiguousarray((frame.transpose(1, 2, 0) * 255).clip(0, 255).astype(np.uint8))
+    return cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+
+
 def farneback_flow(source: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Dense flow f (h, w, 2) in pixels (x, y), source(p) ≈ target(p + f(p)); frames (3, h, w) in [0, 1]."""
-    gray = [
-        cv2.cvtColor(
-            np.ascontiguousarray((f.transpose(1, 2, 0) * 255).clip(0, 255).astype(np.uint8)),
-            cv2.COLOR_RGB2GRAY,
-        )
-        for f in (source, target)
-    ]
-    return cv2.calcOpticalFlowFarneback(gray[0], gray[1], None, 0.5, 3, 9, 3, 5, 1.1, 0)
+    """Dense flow f (h, w, 2) in pixels (x, y), source(p) ≈ target(p + f(p)); frames (3, h, w) in [0, 1]
+    or already grey (h, w) uint8."""
+    src, tgt = (f if f.ndim == 2 else _grey(f) for f in (source, target))
+    return cv2.calcOpticalFlowFarneback(src, tgt, None, 0.5, 3, 9, 3, 5, 1.1, 0)
 
 
 def pair_flows(lr: Tensor, pairs: list[tuple[int, int]], method: str) -> dict[tuple[int, int], Tensor]:
-    """Flow (B, 2, h, w) from frame s to frame r for every pair (s, r) of the clip lr (B, T, 3, h, w)."""
+    """Flow (B, 2, h, w) from frame s to frame r for every pair (s, r) of the clip lr (B, T, 3, h, w);
+    computed on the CPU (OpenCV) and returned on lr's device."""
     b, _, _, h, w = lr.shape
     if method == "none":
         zero = lr.new_zeros(b, 2, h, w)
         return dict.fromkeys(pairs, zero)
     frames = lr.detach().float().cpu().numpy()
+    used = sorted({i for pair in pairs for i in pair})
+    grey = {(k, i): _grey(frames[k, i]) for k in range(b) for i in used}  # once per frame, not per pair
     out = {}
     for s, r in pairs:
-        flow = np.stack([farneback_flow(frames[k, s], frames[k, r]) for k in range(b)])  # (B, h, w, 2)
+        flow = np.stack([farneback_flow(grey[(k, s)], grey[(k, r)]) for k in range(b)])  # (B, h, w, 2)
         out[(s, r)] = torch.from_numpy(flow).permute(0, 3, 1, 2).to(lr.device, lr.dtype)
     return out
 
@@ -212,11 +228,12 @@ def point_grid(offset: Tensor) -> Tensor:
     """grid_sample grid (N, M·h, w, 2) that samples positions p + offset_m(p) for M points per pixel;
     offset (N, M, 2, h, w) in pixels (x, y). The sampled output (N, C, M·h, w) views as (N, C, M, h, w)."""
     n, m, _, h, w = offset.shape
+    dtype, offset = offset.dtype, offset.float()  # positions in float32: bf16 would round to ~0.2 px
     ys = torch.arange(h, device=offset.device, dtype=offset.dtype).view(h, 1)
     xs = torch.arange(w, device=offset.device, dtype=offset.dtype).view(1, w)
     x = (xs + offset[:, :, 0]) * (2 / max(w - 1, 1)) - 1  # align_corners=True: pixel 0 -> -1, w-1 -> 1
     y = (ys + offset[:, :, 1]) * (2 / max(h - 1, 1)) - 1
-    return torch.stack([x, y], -1).view(n, m * h, w, 2)
+    return torch.stack([x, y], -1).view(n, m * h, w, 2).to(dtype)
 
 
 # ------------------------------------------------------------------ guided deformable attention
@@ -246,8 +263,11 @@ class GuidedDeformableAttention(nn.Module):
             last.weight.zero_()
             side = math.ceil(math.sqrt(points))
             grid = [(i % side - (side - 1) / 2, i // side - (side - 1) / 2) for i in range(points)]
-            init = torch.tensor(grid).repeat(heads * frames, 1).flatten() / max_offset
-            last.bias.copy_(torch.atanh(init.clamp(-0.99, 0.99)))
+            if max_offset > 0:
+                init = torch.tensor(grid).repeat(heads * frames, 1).flatten() / max_offset
+                last.bias.copy_(torch.atanh(init.clamp(-0.99, 0.99)))
+            else:  # offsets fixed at 0: every point samples the flow target
+                last.bias.zero_()
         self.q, self.kv, self.proj = nn.Linear(c, c), nn.Linear(c, 2 * c), nn.Linear(c, c)
         self.norm = nn.LayerNorm(c)
         hidden = int(c * mlp_ratio)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from iclr26.tiered_pruning import DAG, FCIConfig, OracleCITest, Tiers, random_tiered_dag, tiered_fci
-from iclr26.tiered_pruning.citests import CITest
 from iclr26.tiered_pruning.discovery import query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.graphs import Mark
 
@@ -41,7 +40,7 @@ def test_local_pag_equals_the_full_pag_restricted_under_the_oracle(seed):
     n, t = int(rng.integers(8, 18)), int(rng.integers(2, 5))
     tg = random_tiered_dag(n, t, 2.5, n_latents=n // 4, seed=seed, latents_within_tiers=True)
     mag = tg.mag()
-    full = tiered_fci(OracleCITest(mag), tg.tiers, tg.observed, FCIConfig(cross_tier_tails=True))
+    full = tiered_fci(OracleCITest(mag), tg.tiers, tg.tiers.variables, FCIConfig(cross_tier_tails=True))
     for x, y in _queries(tg, rng):
         local = query_specific_fci(OracleCITest(mag), tg.tiers, x, y)
         lo, hi = local.plan.min_tier, local.plan.max_tier
@@ -93,13 +92,36 @@ def test_prop_4_2_family_speedup_grows_with_the_past():
 
 
 def test_without_the_assumption_only_the_upper_cut_is_used():
-    tg = random_tiered_dag(12, 3, 2.0, n_latents=2, seed=0)
+    """Confounders across tiers: the local PAG is plain tiered FCI (no tails) on tiers <= hi."""
+    for seed in range(3):
+        tg = random_tiered_dag(12, 3, 2.0, n_latents=3, seed=seed)
+        tiers = list(tg.tiers)
+        mag = tg.mag()
+        local = query_specific_fci(
+            OracleCITest(mag), tg.tiers, tiers[1][0], tiers[1][1], within_tier_confounding=False
+        )
+        assert (local.plan.min_tier, local.plan.max_tier) == (0, 1)
+        assert set(local.pag.nodes) == set(tiers[0]) | set(tiers[1])
+        full = tiered_fci(OracleCITest(mag), tg.tiers, tg.tiers.variables, FCIConfig())
+        assert local.pag == restrict_pag(full.pag, tg.tiers, 0, 1)
+    with pytest.raises(TypeError, match="within_tier_confounding"):
+        query_specific_fci(
+            OracleCITest(mag), tg.tiers, tiers[1][0], tiers[1][1], within_tier_confounding=None
+        )
+
+
+def test_queries_with_conditions_and_outcomes_before_treatments():
+    tg = random_tiered_dag(16, 4, 2.5, n_latents=3, seed=4, latents_within_tiers=True)
     tiers = list(tg.tiers)
-    local = query_specific_fci(
-        OracleCITest(tg.mag()), tg.tiers, tiers[1][0], tiers[1][1], within_tier_confounding=False
-    )
-    assert (local.plan.min_tier, local.plan.max_tier) == (0, 1)
-    assert set(local.pag.nodes) == set(tiers[0]) | set(tiers[1])
+    mag = tg.mag()
+    full = tiered_fci(OracleCITest(mag), tg.tiers, tg.tiers.variables, FCIConfig(cross_tier_tails=True))
+    for z, rule in ((tiers[0][0], "Prop. 3.5"), (tiers[3][0], "Prop. 3.6")):
+        local = query_specific_fci(OracleCITest(mag), tg.tiers, tiers[2][0], tiers[2][1], z)
+        assert local.plan.rule == rule
+        lo, hi = local.plan.min_tier, local.plan.max_tier
+        assert restrict_pag(local.pag, tg.tiers, lo, hi) == restrict_pag(full.pag, tg.tiers, lo, hi)
+    before = query_specific_fci(OracleCITest(mag), tg.tiers, tiers[3][0], tiers[1][0])
+    assert before.plan.trivial and before.n_tests == 0
 
 
 def test_bad_input_is_refused():
@@ -113,4 +135,5 @@ def test_bad_input_is_refused():
         query_specific_fci(test, Tiers([["a0", "a1"], ["x", "y"]]), "x", "y")
     with pytest.raises(ValueError, match="cross_tier_tails"):
         tiered_fci(test, tiers, min_tier=1)
-    assert isinstance(test, CITest)
+    with pytest.raises(ValueError, match="min_tier must be an int"):
+        tiered_fci(test, tiers, min_tier=-1)

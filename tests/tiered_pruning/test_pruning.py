@@ -73,6 +73,40 @@ def test_pruned_estimand_on_a_chain_with_a_confounded_past():
     assert r.identifiable and error_vs_truth(r.estimand, g, ["x"], ["y"], [], seed=3) < 1e-10
 
 
+def test_outcomes_partly_before_the_treatments():
+    """y0 in tier 0 (inside W) and y1 after x: P_x(y0, y1) = Σ P(w) ID_H(x ∪ w → y1) with y0 kept."""
+    g = admg("a->y0 a->x y0->x x->y1 a->y1 y0<->a", nodes="a y0 x y1")
+    tiers = Tiers([["a", "y0"], ["x", "y1"]])
+    r, info = identify_pruned_checked(g, tiers, "x", ["y0", "y1"], None, None)
+    assert info.plan.min_tier == 1 and info.plan.adjusted == {"a", "y0"}
+    assert r.identifiable and error_vs_truth(r.estimand, g, ["x"], ["y0", "y1"], [], seed=5) < 1e-10
+
+
+def test_condition_in_the_past_with_the_outcome_after_the_treatment():
+    """Prop. 3.5: z in tier 0, x and y in tier 1; P_x(y | z) = P_x(y, z) / P(z)."""
+    g = admg("z->x z->y x->y w->z w<->z", nodes="w z x y")
+    tiers = Tiers([["w", "z"], ["x", "y"]])
+    r, info = identify_pruned_checked(g, tiers, "x", "y", "z", None)
+    assert info.plan.rule == "Prop. 3.5" and info.plan.min_tier == 1
+    assert r.identifiable and error_vs_truth(r.estimand, g, ["x"], ["y"], ["z"], seed=7) < 1e-10
+
+
+def test_a_confounder_across_an_inner_boundary_lowers_the_cut_but_not_to_zero():
+    """Tiers 0, 1, 2; a <-> b crosses boundary 1 (tiers 0|1) only: the cut for x in tier 2 stays at 2;
+    with b <-> x crossing boundary 2 it drops to 1 (not 0)."""
+    tiers = Tiers([["a"], ["b"], ["x", "y"]])
+    g = admg("a->b b->x x->y a<->b", nodes="a b x y")
+    _, info = identify_pruned_checked(g, tiers, "x", "y", None, None)
+    assert info.plan.min_tier == 2
+    g2 = admg("a->b b->x x->y b<->x b->y", nodes="a b x y")
+    r, info = identify_pruned_checked(g2, tiers, "x", "y", None, None)
+    assert info.plan.min_tier == 1 and info.plan.adjusted == {"a"}
+    full = identify(g2, "x", "y")
+    assert r.identifiable == full.identifiable
+    if r.identifiable:
+        assert error_vs_truth(r.estimand, g2, ["x"], ["y"], [], seed=2) < 1e-10
+
+
 def test_errors_name_the_problem():
     g = admg("a->b b->c", nodes="a b c")
     with pytest.raises(ValueError, match="in no tier"):
@@ -107,6 +141,30 @@ def tiered_admg_queries(draw, within_only: bool):
     return ADMG(names, directed, bidirected), tiers, pick("x"), pick("y"), pick("z")
 
 
+@st.composite
+def lower_cut_queries(draw, within_only: bool):
+    """Like `tiered_admg_queries`, with at least 2 tiers, the treatment in a later tier than the first
+    and the outcome at or after it, so that the lower cut (W non-empty, lo <= hi) is exercised."""
+    g, tiers, _, _, _ = draw(tiered_admg_queries(within_only))
+    if len(tiers) < 2:
+        members = list(g.nodes)
+        tiers = Tiers([members[:1], members[1:]])
+        g = ADMG(
+            g.nodes,
+            g.directed_edges,
+            [(a, b) for a, b in g.bidirected_edges if not within_only or tiers.tier(a) == tiers.tier(b)],
+        )
+    later = [v for v in g.nodes if tiers.tier(v) >= 1]
+    x = draw(st.sampled_from(later))
+    after = [v for v in g.nodes if tiers.tier(v) >= tiers.tier(x) and v != x]
+    if not after:
+        after = [v for v in g.nodes if v != x]
+    y = draw(st.sampled_from(after))
+    rest = [v for v in g.nodes if v not in (x, y)]
+    z = [v for v in rest if draw(st.integers(0, 3)) == 0]
+    return g, tiers, [x], [y], z
+
+
 def _check_same_answer(case, seed, within):
     g, tiers, x, y, z = case
     full = identify(g, x, y, z)
@@ -125,4 +183,16 @@ def test_property_pruning_keeps_identification_under_the_papers_assumption(case,
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(tiered_admg_queries(within_only=False), st.integers(0, 2**16))
 def test_property_pruning_read_off_the_graph_keeps_identification_with_any_confounding(case, seed):
+    _check_same_answer(case, seed, within=None)
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(lower_cut_queries(within_only=True), st.integers(0, 2**16))
+def test_property_lower_cut_keeps_identification_under_the_papers_assumption(case, seed):
+    _check_same_answer(case, seed, within=True)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(lower_cut_queries(within_only=False), st.integers(0, 2**16))
+def test_property_lower_cut_read_off_the_graph_with_any_confounding(case, seed):
     _check_same_answer(case, seed, within=None)

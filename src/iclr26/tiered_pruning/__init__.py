@@ -50,7 +50,7 @@ PRESETS = {
         _DEMO,
         sizes=(12,),
         per_tier=4,
-        tier_sweep=(),
+        settings=(),
         queries=2,
         networks=("asia",),
         dense_past_sizes=(4, 6),
@@ -63,7 +63,7 @@ PRESETS = {
     "paper": replace(
         _DEMO,
         sizes=(20, 50, 100, 200, 500, 1000),
-        tier_sweep=(5, 20, 50),
+        settings=("100x5", "100x20", "100x50", "50x5", "200x5", "500x5", "1000x5"),
         graphs=3,
         queries=30,
         query_size=3,

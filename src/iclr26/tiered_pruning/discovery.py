@@ -82,11 +82,17 @@ def query_specific_fci(
     """Algorithm 1: the local PAG for P(outcomes | do(treatments), conditions) from a CI test + tiers."""
     if not isinstance(tiers, Tiers):
         raise TypeError(f"query_specific_fci: tiers must be a Tiers, got {type(tiers).__name__}")
+    if not isinstance(within_tier_confounding, bool):
+        raise TypeError(
+            "query_specific_fci: within_tier_confounding must be True (the paper's assumption) or False "
+            f"(only the upper cut), got {within_tier_confounding!r}"
+        )
     tiers.check_covers(test.variables)
     q = make_data_query(test.variables, treatments, outcomes, conditions)
     plan = plan_pruning(tiers, q, None if within_tier_confounding else (lambda k: k == 0))
     cfg = replace(config or FCIConfig(), cross_tier_tails=within_tier_confounding)
-    variables = [v for v in plan.learned_variables(tiers) if v in set(test.variables)]
+    known = set(test.variables)
+    variables = [v for v in plan.learned_variables(tiers) if v in known]
     result = tiered_fci(test, tiers, variables, cfg, min_tier=plan.min_tier)
     return QueryDiscovery(plan, result)
 

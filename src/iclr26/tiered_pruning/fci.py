@@ -130,6 +130,8 @@ def tiered_fci(
             raise TypeError(f"tiered_fci: tiers must be a Tiers or None, got {type(tiers).__name__}")
         tiers.check_covers(V)
     use_tiers = tiers is not None and cfg.tiered_skeleton
+    if not isinstance(min_tier, int) or min_tier < 0:
+        raise ValueError(f"tiered_fci: min_tier must be an int >= 0, got {min_tier!r}")
     if min_tier and (tiers is None or not cfg.cross_tier_tails):
         raise ValueError(
             "tiered_fci: min_tier > 0 needs tiers and FCIConfig(cross_tier_tails=True) (the assumption "

@@ -1029,7 +1029,7 @@ class Tiers:
             raise ValueError(
                 f"Tiers: {len(missing)} variable(s) are in no tier: {missing[:10]!r}"
                 f"{' ...' if len(missing) > 10 else ''}; add them to a tier "
-                "(or pass tiers=None for no knowledge)"
+                "(tiered_fci also takes tiers=None: no knowledge)"
             )
 
     def can_be_ancestor(self, a: Node, b: Node) -> bool:

@@ -93,6 +93,8 @@ def orient_by_tiers(
         if ta < tb:
             _set(g, a, b, A, log, "tiers")
             if cross_tier_tails:
+                if g.mark(b, a) is A and log is not None:  # R0 put an arrowhead there: data vs knowledge
+                    log.add("tier conflict")
                 _set(g, b, a, T, log, "tiers")
         elif tiers.forbid_within:
             _set(g, a, b, A, log, "tiers")

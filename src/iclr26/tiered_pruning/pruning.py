@@ -50,6 +50,11 @@ class PruningPlan:
     rule: str  # "Prop. 3.2", "Prop. 3.5" or "Prop. 3.6"
     adjusted: frozenset[Node]  # W
 
+    @property
+    def trivial(self) -> bool:
+        """No T-component to learn (every outcome precedes every treatment): P_x(y | z) = P(y | z)."""
+        return self.min_tier > self.max_tier
+
     def keeps(self, tiers: Tiers, a: Node, b: Node) -> bool:
         """Whether the edge (pair) a–b belongs to a kept T-component."""
         return self.min_tier <= max(tiers.tier(a), tiers.tier(b)) <= self.max_tier
@@ -70,12 +75,15 @@ def plan_pruning(tiers: Tiers, query: Query, cut_allowed: Callable[[int], bool] 
         raise TypeError(f"plan_pruning: tiers must be a Tiers, got {type(tiers).__name__}")
     _check_query_in_tiers(tiers, query)
     x, y, z = query.treatments, query.outcomes, query.conditions
-    k = min((tiers.tier(v) for v in x), default=0)  # Γ⁻(X); no treatments: no lower cut
+    first_x = min((tiers.tier(v) for v in x), default=0)  # Γ⁻(X); no treatments: no lower cut
+    k = first_x
     while k > 0 and cut_allowed is not None and not cut_allowed(k):
         k -= 1
     last_z = max((tiers.tier(v) for v in z), default=-1)
-    if not z or last_z < k:
-        lo, hi = k, max(tiers.tier(v) for v in y)  # Prop. 3.2 / 3.5
+    if not z or last_z < first_x:
+        # Prop. 3.2 / 3.5: P_x(y, z) by Prop. 3.2 with outcomes y ∪ z, over P(z) (Z precedes X, so
+        # P_x(z) = P(z)); Γ⁺(Y ∪ Z) = Γ⁺(Y) whenever some outcome follows Z
+        lo, hi = k, max(tiers.tier(v) for v in y | z)
         rule = "Prop. 3.5" if z else "Prop. 3.2"
     else:
         lo, hi = 0, max(tiers.tier(v) for v in y | z)  # Prop. 3.6

@@ -37,8 +37,9 @@ class TieredPruningConfig:
     seed: int = 0
     sizes: tuple[int, ...] = (20, 50, 100, 200, 500)  # random graphs, `per_tier` variables per tier
     per_tier: int = 10  # the paper's experiments: 10 variables per tier
-    tier_sweep_size: int = 100
-    tier_sweep: tuple[int, ...] = (5, 20)  # more tier counts at tier_sweep_size (10 is in `sizes`)
+    # more oracle settings "NxT" (N variables in T tiers): other tier counts at 100 variables, and
+    # a fixed 5 tiers as the graph grows
+    settings: tuple[str, ...] = ("100x5", "100x20", "50x5", "200x5")
     degree: float = 2.0  # expected degree of the random DAGs
     latent_fraction: float = 0.1  # latent confounders per observed variable, each within one tier
     graphs: int = 1  # random graphs per setting
@@ -63,7 +64,9 @@ class TieredPruningConfig:
         bad = [n for n in self.networks if n not in NETWORKS]
         if bad:
             raise ValueError(f"networks: unknown {bad}; choose from {NETWORKS}")
-        for name in ("sizes", "finite_sizes", "tier_sweep"):
+        for spec in self.settings:
+            _parse_setting(spec)
+        for name in ("sizes", "finite_sizes"):
             small = [n for n in getattr(self, name) if n < 2]
             if small:
                 raise ValueError(f"{name}: every entry must be >= 2, got {small}")
@@ -77,6 +80,17 @@ class TieredPruningConfig:
 
 
 # ------------------------------------------------------------------------------------------- cases
+
+
+def _parse_setting(spec: str) -> tuple[int, int]:
+    """'100x5' -> (100 variables, 5 tiers)."""
+    try:
+        n, t = (int(v) for v in spec.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"settings: {spec!r} must look like '100x5' (variables x tiers)") from None
+    if not 1 <= t <= n:
+        raise ValueError(f"settings: {spec!r} needs 1 <= tiers <= variables")
+    return n, t
 
 
 def _query_dict(q: Query) -> dict[str, list[str]]:
@@ -98,10 +112,12 @@ def oracle_case(
 ) -> dict[str, Any]:
     """Full tiered FCI once and query-specific discovery per query, under the oracle; identification
     of each query on the true ADMG with and without pruning."""
-    observed = [v for v in dag.nodes if v not in set(latents)]
+    hidden = set(latents)
+    observed = [v for v in tiers.variables if v not in hidden]  # tier order, as query_specific_fci
     mag = dag.to_mag(latents)
     fcfg = cfg.fci_config()
     full = tiered_fci(OracleCITest(mag), tiers, observed, fcfg)
+    value_rng = np.random.default_rng(rng.integers(2**63))  # its own stream: queries don't depend on it
     admg = dag.latent_projection(latents)
     queries = []
     for kind in cfg.kinds:
@@ -122,13 +138,14 @@ def oracle_case(
             values = None
             if same_verdict and r_full.identifiable and len(observed) <= cfg.value_check_max_nodes:
                 values = _values_agree(
-                    dag, latents, r_full.estimand, r_pruned.estimand, int(rng.integers(2**31))
+                    dag, latents, r_full.estimand, r_pruned.estimand, int(value_rng.integers(2**31))
                 )
             queries.append(
                 {
                     "kind": kind,
                     "query": _query_dict(q),
                     "rule": local.plan.rule,
+                    "trivial": local.plan.trivial,
                     "tiers_kept": [lo, hi],
                     "tests": local.n_tests,
                     "seconds": local.result.seconds,
@@ -155,7 +172,7 @@ def oracle_case(
 def finite_case(tg, cfg: TieredPruningConfig, rng: np.random.Generator, seed: int) -> dict[str, Any]:
     """Fisher-z on linear-Gaussian samples: full tiered FCI vs query-specific discovery, both scored
     against the true PAG on the query's T-components."""
-    observed = tg.observed
+    observed = [v for v in tg.tiers.variables if v in set(tg.observed)]  # tier order, as query_specific_fci
     data = sample_linear_gaussian(tg.dag, cfg.samples, seed=seed)[observed]
     fcfg = cfg.fci_config()
     full = tiered_fci(FisherZTest(data, alpha=cfg.alpha), tg.tiers, observed, fcfg)
@@ -174,6 +191,7 @@ def finite_case(tg, cfg: TieredPruningConfig, rng: np.random.Generator, seed: in
                 {
                     "kind": kind,
                     "query": _query_dict(q),
+                    "trivial": local.plan.trivial,
                     "tests": local.n_tests,
                     "seconds": local.result.seconds,
                     "local": asdict(score_pag(restrict_pag(local.pag, tg.tiers, lo, hi), ref)),
@@ -203,7 +221,7 @@ def dense_past_case(n: int, cfg: TieredPruningConfig) -> dict[str, Any]:
     """Oracle CI tests of tiered FCI and of query-specific discovery for P(y | do(x)) on `dense_past(n)`."""
     dag, tiers = dense_past(n)
     fcfg = cfg.fci_config()
-    full = tiered_fci(OracleCITest(dag), tiers, config=fcfg)
+    full = tiered_fci(OracleCITest(dag), tiers, tiers.variables, fcfg)
     local = query_specific_fci(OracleCITest(dag), tiers, "x", "y", config=fcfg)
     same = restrict_pag(local.pag, tiers, 1, 1) == restrict_pag(full.pag, tiers, 1, 1)
     return {
@@ -232,9 +250,9 @@ def case_plan(cfg: TieredPruningConfig) -> list[tuple[str, dict[str, Any]]]:
                     {"kind": "oracle", "n": n, "t": max(2, n // cfg.per_tier), "g": g},
                 )
             )
-    for t in cfg.tier_sweep:
+    for spec in cfg.settings:
+        n, t = _parse_setting(spec)
         for g in range(cfg.graphs):
-            n = cfg.tier_sweep_size
             cases.append((f"oracle/n{n}/t{t}/g{g}", {"kind": "oracle", "n": n, "t": t, "g": g}))
     cases += [(f"network/{name}", {"kind": "network", "name": name}) for name in cfg.networks]
     cases += [(f"dense_past/n{n}", {"kind": "dense_past", "n": n}) for n in cfg.dense_past_sizes]
@@ -279,7 +297,8 @@ def _pct(flags: list[bool | None]) -> str:
 def oracle_rows(label: str, case: dict[str, Any], kinds: tuple[str, ...]) -> list[list[Any]]:
     rows = []
     for kind in kinds:
-        qs = [q for q in case["queries"] if q["kind"] == kind]
+        every = [q for q in case["queries"] if q["kind"] == kind]
+        qs = [q for q in every if not q.get("trivial")]  # outcomes before treatments: nothing to learn
         ratios = [case["full_tests"] / max(q["tests"], 1) for q in qs]  # tiered FCI / query-specific
         speed = [case["full_seconds"] / max(q["seconds"], 1e-9) for q in qs]
         rows.append(
@@ -289,11 +308,12 @@ def oracle_rows(label: str, case: dict[str, Any], kinds: tuple[str, ...]) -> lis
                 case["full_tests"],
                 round(_median([q["tests"] for q in qs])),
                 round(_median(ratios), 1),
-                round(min(ratios), 1),
+                round(min(ratios), 1) if ratios else float("nan"),
                 round(_median(speed), 1),
+                len(every) - len(qs),
                 _pct([q["same_pag"] for q in qs]),
-                _pct([q["same_verdict"] for q in qs]),
-                _pct([q["same_value"] for q in qs]),
+                _pct([q["same_verdict"] for q in every]),
+                _pct([q["same_value"] for q in every]),
             ]
         )
     return rows
@@ -307,6 +327,7 @@ ORACLE_COLUMNS = [
     "test ratio (median)",
     "test ratio (min)",
     "time ratio (median)",
+    "nothing to learn",
     "local PAG = full PAG restricted",
     "ID verdict agrees",
     "estimand value agrees",
@@ -349,7 +370,8 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
             rows,
             caption=f"expected degree {cfg.degree}, {cfg.latent_fraction:g} latents per variable; "
             f"{cfg.queries} queries per kind, |X| = |Y| = {cfg.query_size}; "
-            "ratio = tiered FCI / query-specific. "
+            "ratio = tiered FCI / query-specific, over the queries with something to learn ('nothing "
+            "to learn': every outcome precedes every treatment, so P_x(y | z) = P(y | z) and no test runs). "
             "ID verdict / value: identify on the true ADMG vs identify_pruned (Props. 3.2/3.5/3.6).",
         )
     )
@@ -402,7 +424,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
         if not key.startswith("finite/"):
             continue
         for kind in cfg.kinds:
-            qs = [q for q in case["queries"] if q["kind"] == kind]
+            qs = [q for q in case["queries"] if q["kind"] == kind and not q.get("trivial")]
 
             def med(who: str, m: str, qs: list = qs) -> float:
                 return round(_median([q[who][m] for q in qs]), 3)
@@ -451,7 +473,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
         for key, case in oracle
         if case["nodes"] == 100 and case["tiers"] == max(2, 100 // cfg.per_tier)
         for q in case["queries"]
-        if q["kind"] == "local"
+        if q["kind"] == "local" and not q.get("trivial")
     ]
     claim = None
     if at_100:
@@ -478,16 +500,34 @@ def _plot(results: dict[str, Any], cfg: TieredPruningConfig, path: Path) -> None
         if k.startswith("oracle/") and c["tiers"] == max(2, c["nodes"] // cfg.per_tier)
     ]
     sized.sort(key=lambda c: c["nodes"])
+
+    def by_size(cases: list[dict[str, Any]], kind: str | None) -> tuple[list[int], list[float]]:
+        """Median over graphs (full) or over graphs' queries (kind) at each size."""
+        xs = sorted({c["nodes"] for c in cases})
+        if kind is None:
+            return xs, [_median([c["full_tests"] for c in cases if c["nodes"] == n]) for n in xs]
+        return xs, [
+            _median([q["tests"] for c in cases if c["nodes"] == n for q in c["queries"]
+                     if q["kind"] == kind and not q.get("trivial")])
+            for n in xs
+        ]  # fmt: skip
+
     if sized:
-        xs = [c["nodes"] for c in sized]
-        ax.plot(xs, [c["full_tests"] for c in sized], "o-", label="tiered FCI (full PAG)")
+        ax.plot(*by_size(sized, None), "o-", label="tiered FCI (full PAG)")
         for kind, style in zip(cfg.kinds, ("s--", "^:"), strict=False):
-            ys = [_median([q["tests"] for q in c["queries"] if q["kind"] == kind]) for c in sized]
-            ax.plot(xs, ys, style, label=f"query-specific ({kind} queries, median)")
+            ax.plot(*by_size(sized, kind), style, label=f"query-specific ({kind} queries, median)")
+    fixed = sorted(
+        (c for k, c in results.items() if k.startswith("oracle/") and c["tiers"] == 5 and c["nodes"] > 20),
+        key=lambda c: c["nodes"],
+    )
+    if len({c["nodes"] for c in fixed}) > 1:
+        ax.plot(*by_size(fixed, None), "o-", color="0.6", label="tiered FCI, 5 tiers")
+        if "local" in cfg.kinds:
+            ax.plot(*by_size(fixed, "local"), "s--", color="0.6", label="query-specific, 5 tiers (local)")
     ax.set_yscale("log")
-    ax.set_xlabel(f"variables ({cfg.per_tier} per tier)")
+    ax.set_xlabel(f"variables (colour: {cfg.per_tier} per tier; grey: 5 tiers)")
     ax.set_ylabel("CI tests (oracle)")
-    ax.legend()
+    ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

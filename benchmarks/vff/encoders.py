@@ -28,13 +28,11 @@ from iclr26.vff import PRESETS
 from iclr26.vff.data import PHOTO_NAMES
 from iclr26.vff.evaluate import (
     bicubic_method,
-    clip_case,
     model_method,
     parse_setting,
     run_case,
-    synthetic_case,
 )
-from iclr26.vff.system import build
+from iclr26.vff.system import build, evaluation_cases
 from iclr26.vff.train import train_model
 
 VARIANTS = {
@@ -63,15 +61,7 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     base = replace(PRESETS["demo"], steps=a.steps, settings=tuple(a.settings))
     settings = [parse_setting(s) for s in a.settings]
-    max_tau = max(s.time_factor for s in settings)
-    cases = {
-        "photos": [
-            synthetic_case(p, base.seed + 1000 + i, base.hr_size, base.lr_frames)
-            for p in base.test_photos
-            for i in range(base.cases_per_photo)
-        ],
-        "clips": [clip_case(c, base.hr_size, base.lr_frames, max_tau) for c in base.clips],
-    }
+    cases = evaluation_cases(base)
     train_photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
     a.out.mkdir(parents=True, exist_ok=True)
     results: dict = {}

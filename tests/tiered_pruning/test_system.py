@@ -71,7 +71,14 @@ def test_local_queries_stay_within_a_stage():
         tx = {tiers.tier(v) for v in q.treatments}
         ty = {tiers.tier(v) for v in q.outcomes}
         assert len(tx) == 1 and ty <= {min(tx), min(tx) + 1} and len(q.outcomes) == 2
-        assert not (q.treatments & q.outcomes) and not (q.conditions & (q.treatments | q.outcomes))
+        assert all(tiers.tier(v) < min(tx) for v in q.conditions)
+        assert not (q.treatments & q.outcomes)
+        q = random_query(tiers, rng, "late_z", 2)
+        tx = {tiers.tier(v) for v in q.treatments}
+        # one condition at or after the treatments' tier (none only when X and Y fill the last tier)
+        assert len(q.conditions) == 1 or min(tx) == len(tiers) - 1
+        assert all(tiers.tier(v) >= min(tx) for v in q.conditions)
+        assert not (q.conditions & (q.treatments | q.outcomes))
     q = random_query(tiers, rng, "random", 3)
     assert len(q.treatments) == len(q.outcomes) == 3 and not q.conditions
     with pytest.raises(ValueError, match="query kind"):

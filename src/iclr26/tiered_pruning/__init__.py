@@ -50,6 +50,7 @@ PRESETS = {
         _DEMO,
         sizes=(12,),
         per_tier=4,
+        graphs=1,
         settings=(),
         queries=2,
         networks=("asia",),

@@ -10,17 +10,17 @@ import numpy as np
 from iclr26.tiered_pruning.graphs import PAG, Mark, Node, Tiers
 from iclr26.tiered_pruning.identification import Query
 
-QUERY_KINDS = ("local", "random")
+QUERY_KINDS = ("local", "late_z", "random")
 
 
 def random_query(tiers: Tiers, rng: np.random.Generator, kind: str, size: int = 2) -> Query:
     """A random query P(Y | do(X), Z).
 
     local: `size` treatments from one tier t and `size` outcomes from tier t or t + 1 (a question
-    about one stage of a process); a third of the time one condition from a tier before t (the
-    Prop. 3.5 case), a third of the time one from tier t or later (Prop. 3.6), else none.
-    random: `size` treatments and `size` outcomes drawn from all variables (what a query that spans
-    the whole process costs), no conditions.
+    about one stage of a process), plus, half the time, one condition from a tier before t (Props.
+    3.2 and 3.5). late_z: the same with one condition from tier t or later (Prop. 3.6, which prunes
+    only the tiers after the condition). random: `size` treatments and `size` outcomes drawn from
+    all variables (what a query that spans the whole process costs), no conditions.
     """
     if kind not in QUERY_KINDS:
         raise ValueError(f"query kind must be one of {QUERY_KINDS}, got {kind!r}")
@@ -43,13 +43,12 @@ def random_query(tiers: Tiers, rng: np.random.Generator, kind: str, size: int = 
         rest = groups[t_y]
     y = frozenset(rng.choice(rest, size=min(size, len(rest)), replace=False).tolist())
     z: frozenset[Node] = frozenset()
-    u = rng.random()
-    if t > 0 and u < 1 / 3:  # Prop. 3.5: a condition before the treatments
-        z = frozenset([rng.choice(groups[int(rng.integers(0, t))]).item()])
-    elif u > 2 / 3:  # Prop. 3.6: a condition in the treatments' tier or later
+    if kind == "late_z":  # Prop. 3.6: a condition in the treatments' tier or later
         free = [v for g in groups[t:] for v in g if v not in x and v not in y]
         if free:
             z = frozenset([free[int(rng.integers(0, len(free)))]])
+    elif t > 0 and rng.random() < 0.5:  # Prop. 3.5: a condition before the treatments
+        z = frozenset([rng.choice(groups[int(rng.integers(0, t))]).item()])
     return Query(y, x, z)
 
 

@@ -109,14 +109,10 @@ def build(cfg: VFFConfig, kind: str) -> torch.nn.Module:
     return ImplicitVideoBaseline(enc, cfg.inr_hidden)
 
 
-def run(cfg: VFFConfig, ctx: RunContext) -> Report:
-    """Train both models (resumable), evaluate every method at every setting, write tables and a strip."""
-    torch.set_num_threads(cfg.threads)
-    device = resolve_device(cfg.device)
-    # evaluation cases first: a clip smaller than hr_size fails here, not after training
-    settings = [parse_setting(s) for s in cfg.settings]
-    max_tau = max(s.time_factor for s in settings)
-    cases = {
+def evaluation_cases(cfg: VFFConfig) -> dict[str, list]:
+    """The held-out moving views ("photos") and real clips ("clips") every method is scored on."""
+    max_tau = max(parse_setting(s).time_factor for s in cfg.settings)
+    return {
         "photos": [
             synthetic_case(p, cfg.seed + 1000 + i, cfg.hr_size, cfg.lr_frames)
             for p in cfg.test_photos
@@ -124,6 +120,15 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
         ],
         "clips": [clip_case(c, cfg.hr_size, cfg.lr_frames, max_tau) for c in cfg.clips],
     }
+
+
+def run(cfg: VFFConfig, ctx: RunContext) -> Report:
+    """Train both models (resumable), evaluate every method at every setting, write tables and a strip."""
+    torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    # evaluation cases first: a clip smaller than hr_size fails here, not after training
+    settings = [parse_setting(s) for s in cfg.settings]
+    cases = evaluation_cases(cfg)
     train_photos = tuple(p for p in PHOTO_NAMES if p not in cfg.test_photos)
     models, curves = {}, {}
     for kind in ("inr", "vff"):

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
 from iclr26.pic.algorithms.td3_bc import td3_target
 from iclr26.pic.data import (
     OfflineDataset,
@@ -543,9 +543,7 @@ def generate_datasets(
     with _torch_threads(cfg.num_threads):
         run, buffer, obs_dim, act_dim = _train(env_id, out, cfg, on_progress)
         summary = _write_datasets(env_id, cfg, run, buffer, obs_dim, act_dim, paths, on_progress)
-    tmp = summary_path.with_name(summary_path.name + ".tmp")
-    tmp.write_text(json.dumps(summary, indent=2))
-    os.replace(tmp, summary_path)  # written last: its presence means the run is complete
+    write_text_atomic(summary_path, json.dumps(summary, indent=2))  # last: its presence means complete
     return paths
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from iclr26.core.checkpoint import atomic_write, write_text_atomic
+
 ARRAY_KEYS = ("observations", "actions", "rewards", "next_observations", "terminals", "timeouts")
 _FLOAT_KEYS = ("observations", "actions", "rewards", "next_observations")
 ACTION_TOLERANCE = 1e-6
@@ -210,13 +212,6 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _write_atomic(path: Path, write) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-    os.replace(tmp, path)
-
-
 def save_dataset(
     ds: OfflineDataset, path: str | os.PathLike, *, seed: int | None = None, manifest: Mapping | None = None
 ) -> Path:
@@ -228,7 +223,7 @@ def save_dataset(
     npz = _npz_path(path)
     npz.parent.mkdir(parents=True, exist_ok=True)
     arrays = ds.arrays() | {"env_id": np.array(ds.env_id), "name": np.array(ds.name)}  # unicode, no pickle
-    _write_atomic(npz, lambda f: np.savez_compressed(f, **arrays))
+    atomic_write(npz, lambda f: np.savez_compressed(f, **arrays))
     info = {
         "env_id": ds.env_id,
         "name": ds.name,
@@ -250,7 +245,7 @@ def save_dataset(
         text = json.dumps(info | extra, indent=2, allow_nan=False)
     except (TypeError, ValueError) as err:
         raise ValueError(f"save_dataset: manifest is not JSON-serializable: {err}") from err
-    _write_atomic(manifest_path(npz), lambda f: f.write(text.encode()))
+    write_text_atomic(manifest_path(npz), text)
     return npz
 
 

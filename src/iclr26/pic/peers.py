@@ -17,14 +17,14 @@ import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from iclr26.core.checkpoint import atomic_write, write_text_atomic
 
 METHODS = ("auto", "exact", "hnsw", "ivf")
 AUTO_EXACT_MAX_STATES = 50_000  # "auto" uses exact flat search up to this many states, HNSW above
@@ -281,21 +281,6 @@ def _table_hash(table: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(table).tobytes(), digest_size=20).hexdigest()
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    """Write a file through a temporary file in the same folder and rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def sidecar_path(cache_path: Path) -> Path:
     """The JSON sidecar that describes a cached peer table: `<name>.npy.json`."""
     cache_path = Path(cache_path)
@@ -370,8 +355,8 @@ def cached_peer_table(
         "table_blake2b": _table_hash(table),
     }
     cache_path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(cache_path, lambda f: np.save(f, table, allow_pickle=False))
-    _atomic_write(sidecar_path(cache_path), lambda f: f.write((json.dumps(meta, indent=1) + "\n").encode()))
+    atomic_write(cache_path, lambda f: np.save(f, table, allow_pickle=False))
+    write_text_atomic(sidecar_path(cache_path), json.dumps(meta, indent=1) + "\n")
     return table
 
 

@@ -6,7 +6,6 @@ pruning) and on finite linear-Gaussian samples (accuracy against the true PAG)."
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.checkpoint import write_text_atomic
 from iclr26.tiered_pruning.citests import FisherZTest, OracleCITest
 from iclr26.tiered_pruning.discovery import query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.discrete import random_discrete_sem
@@ -336,12 +336,6 @@ ORACLE_COLUMNS = [
 ]
 
 
-def _save_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    os.replace(tmp, path)
-
-
 def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
     """Compute every case (resuming from the checkpointed ones), then the tables and the plot."""
     store = ctx.checkpoint_dir / "cases.json"
@@ -355,7 +349,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
                 ctx.log(
                     f"{key}: tiered FCI {done[key]['full_tests']} tests, {time.perf_counter() - t0:.1f} s"
                 )
-                _save_json(store, done)
+                write_text_atomic(store, json.dumps(done, indent=1))
             advance(1)
     (ctx.out_dir / "cases.json").write_text(json.dumps(done, indent=1))
     results = {key: done[key] for key, _ in plan}

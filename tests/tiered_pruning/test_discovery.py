@@ -5,9 +5,10 @@ the Prop. 4.2-style family, and bad input is refused."""
 import numpy as np
 import pytest
 
-from iclr26.tiered_pruning import DAG, FCIConfig, OracleCITest, Tiers, random_tiered_dag, tiered_fci
+from iclr26.tiered_pruning import FCIConfig, OracleCITest, Tiers, random_tiered_dag, tiered_fci
 from iclr26.tiered_pruning.discovery import query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.graphs import Mark
+from iclr26.tiered_pruning.system import dense_past
 
 
 class RecordingOracle(OracleCITest):
@@ -71,19 +72,10 @@ def test_edges_between_tiers_are_directed_when_confounders_stay_within_tiers():
                 assert (ma, mb) == (Mark.ARROW, Mark.TAIL)
 
 
-def _dense_past(n: int) -> tuple[DAG, Tiers]:
-    """Prop. 4.2-style family: tier 0 a complete DAG on n nodes, tier 1 holds x and y, each with one
-    parent in tier 0, and x -> y."""
-    past = [f"a{i}" for i in range(n)]
-    edges = [(past[i], past[j]) for i in range(n) for j in range(i + 1, n)]
-    edges += [(past[0], "x"), (past[-1], "y"), ("x", "y")]
-    return DAG([*past, "x", "y"], edges), Tiers([past, ["x", "y"]])
-
-
 def test_prop_4_2_family_speedup_grows_with_the_past():
     ratios = []
     for n in (4, 6, 8):
-        dag, tiers = _dense_past(n)
+        dag, tiers = dense_past(n)
         full = tiered_fci(OracleCITest(dag), tiers, config=FCIConfig(cross_tier_tails=True))
         local = query_specific_fci(OracleCITest(dag), tiers, "x", "y")
         assert local.plan.min_tier == 1 and local.pag.adjacent("x", "y")
@@ -125,7 +117,7 @@ def test_queries_with_conditions_and_outcomes_before_treatments():
 
 
 def test_bad_input_is_refused():
-    dag, tiers = _dense_past(3)
+    dag, tiers = dense_past(3)
     test = OracleCITest(dag)
     with pytest.raises(ValueError, match="not variables of the data"):
         query_specific_fci(test, tiers, "x", "nope")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from iclr26.tiered_pruning.citests import CITest
 from iclr26.tiered_pruning.fci import FCIConfig, FCIResult, tiered_fci
 from iclr26.tiered_pruning.graphs import PAG, Node, Tiers
-from iclr26.tiered_pruning.identification import Query
-from iclr26.tiered_pruning.pruning import PruningPlan, plan_pruning
+from iclr26.tiered_pruning.identification import Query, check_query_sets
+from iclr26.tiered_pruning.pruning import PruningPlan, in_t_components, plan_pruning
 
 
 @dataclass
@@ -61,12 +61,7 @@ def make_data_query(
         unknown = sorted(map(str, vs - known))
         if unknown:
             raise ValueError(f"query: {name} {unknown} are not variables of the data")
-    if not q.outcomes:
-        raise ValueError("query: outcomes is empty; name at least one outcome variable")
-    for a, b in (("treatments", "outcomes"), ("treatments", "conditions"), ("outcomes", "conditions")):
-        both = getattr(q, a) & getattr(q, b)
-        if both:
-            raise ValueError(f"query: {a} and {b} overlap in {sorted(map(str, both))}; they must be disjoint")
+    check_query_sets(q, "query")
     return q
 
 
@@ -100,5 +95,5 @@ def query_specific_fci(
 def restrict_pag(pag: PAG, tiers: Tiers, lo: int, hi: int) -> PAG:
     """The edges of T-components [lo, hi] of `pag` (their marks unchanged), over the nodes of tiers ≤ hi."""
     nodes = [v for v in pag.nodes if tiers.tier(v) <= hi]
-    edges = [(a, b, ma, mb) for a, b, ma, mb in pag.edges() if lo <= max(tiers.tier(a), tiers.tier(b)) <= hi]
+    edges = [(a, b, ma, mb) for a, b, ma, mb in pag.edges() if in_t_components(tiers, a, b, lo, hi)]
     return PAG(nodes, edges)

@@ -270,16 +270,19 @@ def make_query(
     y = _node_set(graph, outcomes, "outcomes", latents)
     x = _node_set(graph, treatments, "treatments", latents)
     z = _node_set(graph, conditions, "conditions", latents)
-    if not y:
-        raise ValueError("identify: outcomes is empty; name at least one outcome variable")
-    for (na, a), (nb, b) in (
-        (("treatments", x), ("outcomes", y)),
-        (("treatments", x), ("conditions", z)),
-        (("outcomes", y), ("conditions", z)),
-    ):
-        if a & b:
-            raise ValueError(f"identify: {na} and {nb} overlap in {_show(a & b)}; they must be disjoint")
-    return Query(y, x, z)
+    q = Query(y, x, z)
+    check_query_sets(q, "identify")
+    return q
+
+
+def check_query_sets(q: Query, who: str) -> None:
+    """Raise (prefixed with `who`) unless the outcomes are non-empty and X, Y, Z pairwise disjoint."""
+    if not q.outcomes:
+        raise ValueError(f"{who}: outcomes is empty; name at least one outcome variable")
+    for na, nb in (("treatments", "outcomes"), ("treatments", "conditions"), ("outcomes", "conditions")):
+        both = getattr(q, na) & getattr(q, nb)
+        if both:
+            raise ValueError(f"{who}: {na} and {nb} overlap in {_show(both)}; they must be disjoint")
 
 
 def id_algorithm(graph: ADMG, outcomes: Iterable[Node], treatments: Iterable[Node]) -> Expr:

@@ -55,10 +55,6 @@ class PruningPlan:
         """No T-component to learn (every outcome precedes every treatment): P_x(y | z) = P(y | z)."""
         return self.min_tier > self.max_tier
 
-    def keeps(self, tiers: Tiers, a: Node, b: Node) -> bool:
-        """Whether the edge (pair) a–b belongs to a kept T-component."""
-        return self.min_tier <= max(tiers.tier(a), tiers.tier(b)) <= self.max_tier
-
     def learned_variables(self, tiers: Tiers) -> list[Node]:
         """The variables discovery needs data on: tiers ≤ max_tier (earlier ones as conditioning sets)."""
         return [v for t, members in enumerate(tiers) if t <= self.max_tier for v in members]
@@ -100,16 +96,17 @@ def unconfounded_boundary(graph: ADMG, tiers: Tiers, k: int) -> bool:
     )
 
 
+def in_t_components(tiers: Tiers, a: Node, b: Node, lo: int, hi: int) -> bool:
+    """Whether the edge a–b belongs to ∪_{lo ≤ i ≤ hi} G_i (its later endpoint's tier is in [lo, hi])."""
+    return lo <= max(tiers.tier(a), tiers.tier(b)) <= hi
+
+
 def t_components(graph: ADMG, tiers: Tiers, lo: int, hi: int) -> ADMG:
     """∪_{lo ≤ i ≤ hi} G_i: every node; the edges whose later endpoint lies in a tier in [lo, hi]."""
-
-    def keep(a: Node, b: Node) -> bool:
-        return lo <= max(tiers.tier(a), tiers.tier(b)) <= hi
-
     return ADMG(
         graph.nodes,
-        [(a, b) for a, b in graph.directed_edges if keep(a, b)],
-        [(a, b) for a, b in graph.bidirected_edges if keep(a, b)],
+        [(a, b) for a, b in graph.directed_edges if in_t_components(tiers, a, b, lo, hi)],
+        [(a, b) for a, b in graph.bidirected_edges if in_t_components(tiers, a, b, lo, hi)],
     )
 
 

@@ -75,6 +75,10 @@ class TieredPruningConfig:
         if not 0 < self.alpha < 1 or self.samples < 10:
             raise ValueError(f"alpha must lie in (0, 1) and samples >= 10, got {self.alpha}, {self.samples}")
 
+    def tiers_for(self, n: int) -> int:
+        """Tiers of a `sizes` / `finite_sizes` graph of n variables: `per_tier` variables each (≥ 2)."""
+        return max(2, n // self.per_tier)
+
     def fci_config(self) -> FCIConfig:
         return FCIConfig(max_pds_cond_size=self.max_pds_cond_size, cross_tier_tails=True)
 
@@ -172,7 +176,7 @@ def oracle_case(
 def finite_case(tg, cfg: TieredPruningConfig, rng: np.random.Generator, seed: int) -> dict[str, Any]:
     """Fisher-z on linear-Gaussian samples: full tiered FCI vs query-specific discovery, both scored
     against the true PAG on the query's T-components."""
-    observed = [v for v in tg.tiers.variables if v in set(tg.observed)]  # tier order, as query_specific_fci
+    observed = tg.tiers.variables  # the observed variables in tier order, as query_specific_fci
     data = sample_linear_gaussian(tg.dag, cfg.samples, seed=seed)[observed]
     fcfg = cfg.fci_config()
     full = tiered_fci(FisherZTest(data, alpha=cfg.alpha), tg.tiers, observed, fcfg)
@@ -241,29 +245,19 @@ def _random_graph(n: int, n_tiers: int, cfg: TieredPruningConfig, seed: int):
 
 def case_plan(cfg: TieredPruningConfig) -> list[tuple[str, dict[str, Any]]]:
     """(key, spec) of every case the run computes, in order."""
-    cases = []
-    for n in cfg.sizes:
-        for g in range(cfg.graphs):
-            cases.append(
-                (
-                    f"oracle/n{n}/t{max(2, n // cfg.per_tier)}/g{g}",
-                    {"kind": "oracle", "n": n, "t": max(2, n // cfg.per_tier), "g": g},
-                )
-            )
-    for spec in cfg.settings:
-        n, t = _parse_setting(spec)
-        for g in range(cfg.graphs):
-            cases.append((f"oracle/n{n}/t{t}/g{g}", {"kind": "oracle", "n": n, "t": t, "g": g}))
+
+    def graphs(kind: str, settings: list[tuple[int, int]]) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            (f"{kind}/n{n}/t{t}/g{g}", {"kind": kind, "n": n, "t": t, "g": g})
+            for n, t in settings
+            for g in range(cfg.graphs)
+        ]
+
+    cases = graphs("oracle", [(n, cfg.tiers_for(n)) for n in cfg.sizes])
+    cases += graphs("oracle", [_parse_setting(spec) for spec in cfg.settings])
     cases += [(f"network/{name}", {"kind": "network", "name": name}) for name in cfg.networks]
     cases += [(f"dense_past/n{n}", {"kind": "dense_past", "n": n}) for n in cfg.dense_past_sizes]
-    for n in cfg.finite_sizes:
-        for g in range(cfg.graphs):
-            cases.append(
-                (
-                    f"finite/n{n}/t{max(2, n // cfg.per_tier)}/g{g}",
-                    {"kind": "finite", "n": n, "t": max(2, n // cfg.per_tier), "g": g},
-                )
-            )
+    cases += graphs("finite", [(n, cfg.tiers_for(n)) for n in cfg.finite_sizes])
     return list(dict(cases).items())  # drop duplicates (a tier-sweep entry equal to a size entry)
 
 
@@ -292,6 +286,18 @@ def _median(xs: list[float]) -> float:
 def _pct(flags: list[bool | None]) -> str:
     checked = [f for f in flags if f is not None]
     return f"{100 * sum(checked) / len(checked):.0f}% of {len(checked)}" if checked else "—"
+
+
+def _by_setting(results: dict[str, Any], prefix: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The cases whose key starts with `prefix`, grouped by (variables, tiers), with a row label."""
+    groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for key, case in results.items():
+        if key.startswith(prefix):
+            groups.setdefault((case["nodes"], case["tiers"]), []).append(case)
+    return [
+        (f"{n} nodes, {t} tiers" + (f" ({len(g)} graphs)" if len(g) > 1 else ""), g)
+        for (n, t), g in groups.items()
+    ]
 
 
 def oracle_rows(label: str, cases: list[dict[str, Any]], kinds: tuple[str, ...]) -> list[list[Any]]:
@@ -357,11 +363,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
     tables = []
     oracle = [(k, v) for k, v in results.items() if k.startswith("oracle/")]
     rows = []
-    settings: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for _, case in oracle:
-        settings.setdefault((case["nodes"], case["tiers"]), []).append(case)
-    for (n, t), group in settings.items():
-        label = f"{n} nodes, {t} tiers" + (f" ({len(group)} graphs)" if len(group) > 1 else "")
+    for label, group in _by_setting(results, "oracle/"):
         rows += oracle_rows(label, group, cfg.kinds)
     tables.append(
         Table(
@@ -420,11 +422,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
             )
         )
     rows = []
-    finite: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for key, case in results.items():
-        if key.startswith("finite/"):
-            finite.setdefault((case["nodes"], case["tiers"]), []).append(case)
-    for (n, t), group in finite.items():
+    for label, group in _by_setting(results, "finite/"):
         for kind in cfg.kinds:
             qs = [(c, q) for c in group for q in c["queries"] if q["kind"] == kind and not q.get("trivial")]
 
@@ -433,7 +431,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
 
             rows.append(
                 [
-                    f"{n} nodes, {t} tiers" + (f" ({len(group)} graphs)" if len(group) > 1 else ""),
+                    label,
                     kind,
                     round(_median([c["full_tests"] for c in group])),
                     round(_median([q["tests"] for _, q in qs])),
@@ -473,7 +471,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
     at_100 = [
         case["full_tests"] / max(q["tests"], 1)
         for key, case in oracle
-        if case["nodes"] == 100 and case["tiers"] == max(2, 100 // cfg.per_tier)
+        if case["nodes"] == 100 and case["tiers"] == cfg.tiers_for(100)
         for q in case["queries"]
         if q["kind"] == "local" and not q.get("trivial")
     ]
@@ -497,9 +495,7 @@ def _plot(results: dict[str, Any], cfg: TieredPruningConfig, path: Path) -> None
 
     fig, ax = plt.subplots(figsize=(6, 4))
     sized = [
-        c
-        for k, c in results.items()
-        if k.startswith("oracle/") and c["tiers"] == max(2, c["nodes"] // cfg.per_tier)
+        c for k, c in results.items() if k.startswith("oracle/") and c["tiers"] == cfg.tiers_for(c["nodes"])
     ]
     sized.sort(key=lambda c: c["nodes"])
 

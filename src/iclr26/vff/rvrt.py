@@ -328,10 +328,6 @@ class RVRTEncoder(nn.Module):
         self.refine = nn.ModuleList([_blocks(c, cfg, cfg.blocks) for _ in range(cfg.passes)])
         self.out = nn.Sequential(nn.Linear(c * (cfg.passes + 1), c), nn.GELU(), nn.Linear(c, c))
 
-    @property
-    def channels(self) -> int:
-        return self.cfg.channels
-
     def forward(self, lr: Tensor) -> Tensor:
         cfg, (b, t, _, h, w) = self.cfg, lr.shape
         n = cfg.clip_len

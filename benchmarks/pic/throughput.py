@@ -27,16 +27,18 @@ from iclr26.pic.algorithms import BatchSampler, make_algorithm
 from iclr26.pic.algorithms.pic import max_min_q_action
 
 OBS, ACT, BATCH, K, N_DATA = 17, 6, 256, 10, 20_000
-VARIANTS = {  # label -> (registry name, overrides)
+VARIANTS = {  # label -> (registry name, overrides); PIC/EPIC default: bf16 screen + float32 top-2
     "bc": ("bc", {}),
     "td3_bc": ("td3_bc", {}),
     "iql": ("iql", {}),
     "pic": ("pic", {}),
-    "pic_bf16_scoring": ("pic", {"score_dtype": "bfloat16"}),
+    "pic_float32_scoring": ("pic", {"score_dtype": "float32"}),
+    "pic_bf16_only_scoring": ("pic", {"rerank_top": 0}),
     "edac_n10": ("edac", {"num_critics": 10}),
     "epic_n10": ("epic", {"num_critics": 10}),
-    "epic_n10_bf16_scoring": ("epic", {"num_critics": 10, "score_dtype": "bfloat16"}),
+    "epic_n10_float32_scoring": ("epic", {"num_critics": 10, "score_dtype": "float32"}),
 }
+SCORING = {"float32": ("float32", 0), "bf16_rerank2": ("bfloat16", 2), "bf16_only": ("bfloat16", 0)}
 
 
 def random_sampler(seed: int = 0) -> BatchSampler:
@@ -67,7 +69,7 @@ def steps_per_s(algo, sampler: BatchSampler, seconds: float) -> float:
     return done / elapsed
 
 
-def scoring_ms(num_critics: int, score_dtype: str, reps: int = 10) -> float:
+def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 10) -> float:
     """Milliseconds per max-min-Q scoring call on B·(K+1) = 2816 pairs."""
     algo = make_algorithm(
         "epic" if num_critics > 2 else "pic",
@@ -78,10 +80,10 @@ def scoring_ms(num_critics: int, score_dtype: str, reps: int = 10) -> float:
     g = torch.Generator().manual_seed(0)
     obs, act = torch.randn(BATCH, OBS, generator=g), torch.rand(BATCH, ACT, generator=g) * 2 - 1
     peers = torch.rand(BATCH, K, ACT, generator=g) * 2 - 1
-    max_min_q_action(algo.critic, obs, act, peers, score_dtype)
+    max_min_q_action(algo.critic, obs, act, peers, score_dtype, rerank_top)
     t0 = time.perf_counter()
     for _ in range(reps):
-        max_min_q_action(algo.critic, obs, act, peers, score_dtype)
+        max_min_q_action(algo.critic, obs, act, peers, score_dtype, rerank_top)
     return (time.perf_counter() - t0) / reps * 1e3
 
 
@@ -119,7 +121,7 @@ def main() -> None:
                 "ratio_to_edac_n10": ratio(label, "edac_n10") if name in ("epic", "edac") else None,
             }
         )
-    scoring = {f"n{n}_{dt}": scoring_ms(n, dt) for n in (2, 10) for dt in ("float32", "bfloat16")}
+    scoring = {f"n{n}_{label}": scoring_ms(n, *mode) for n in (2, 10) for label, mode in SCORING.items()}
     print(f"\n{'algorithm':24s} {'steps/s':>8s} {'x td3_bc':>9s} {'x edac':>7s}")
     for row in rows:
         edac = f"{row['ratio_to_edac_n10']:.2f}" if row["ratio_to_edac_n10"] is not None else ""

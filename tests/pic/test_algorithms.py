@@ -139,6 +139,32 @@ def test_bfloat16_scoring_agrees_on_well_separated_candidates():
     assert (a32 == a16).all(-1).float().mean() > 0.7  # an approximation: near-ties may flip
     with pytest.raises(ValueError, match="score_dtype"):
         max_min_q_action(critic, obs, acts, peers, score_dtype="float16")
+    with pytest.raises(ValueError, match="rerank_top"):
+        max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=-1)
+
+
+def test_bfloat16_screen_with_float32_rerank():
+    g = torch.Generator().manual_seed(3)
+    critic = EnsembleMLP(5, 1, hidden=(32, 32), ensemble=3)
+    obs, acts, peers = (
+        torch.randn(512, 3, generator=g),
+        torch.rand(512, 2, generator=g) * 2 - 1,
+        torch.rand(512, 10, 2, generator=g) * 2 - 1,
+    )
+    cands = torch.cat([acts.unsqueeze(1), peers], 1)
+    q32 = torch.stack([critic(torch.cat([obs, cands[:, j]], -1)).squeeze(-1).amin(0) for j in range(11)], 1)
+    exact, best32 = max_min_q_action(critic, obs, acts, peers)
+    bf16, _ = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16")
+    screened, best = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=2)
+    assert torch.equal(screened, cands[torch.arange(512), best])
+    agree, agree16 = (screened == exact).all(-1), (bf16 == exact).all(-1)
+    assert agree.float().mean() >= agree16.float().mean() and agree.float().mean() > 0.95
+    # a miss costs at most bf16's error: the chosen candidate's float32 value is within 1% of the best
+    got = q32[torch.arange(512), best]
+    assert (q32.amax(1) - got <= 0.01 * q32.abs().amax(1) + 1e-6).all()
+    # re-ranking every candidate is exact float32 scoring
+    all_ranked, idx = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=11)
+    assert torch.equal(all_ranked, exact) and torch.equal(idx, best32)
 
 
 def test_expectile_loss_hand_computed():

@@ -49,7 +49,7 @@ from iclr26.pic.algorithms.common import (
     require_peers,
     state_action,
 )
-from iclr26.pic.algorithms.pic import SCORE_DTYPES, max_min_q_action, peer_distance
+from iclr26.pic.algorithms.pic import check_scoring, max_min_q_action, peer_distance
 from iclr26.pic.networks import EnsembleMLP, soft_update
 
 
@@ -70,7 +70,8 @@ class EPICConfig:
     normalize_q: bool = True  # β = α / mean|min Q|; False: β = 1 (EDAC's objective)
     delta: float = 1.0  # δ, weight of the peer constraint (0 = no constraint: EDAC)
     squared: bool = False  # False: ‖tanh μ − a*‖ as the paper writes it; True: the squared norm
-    score_dtype: str = "float32"  # "bfloat16": score the candidates under autocast (see pic.py)
+    score_dtype: str = "bfloat16"  # candidate screen, as PIC's (see pic.py)
+    rerank_top: int = 2  # with bf16: re-score this many top candidates in float32 (0: bf16 argmax)
     auto_temperature: bool = True  # tune α_ent toward target_entropy; False keeps init_temperature
     init_temperature: float = 1.0  # α_ent at the start (EDAC starts at 1)
     target_entropy: float | None = None  # None: −act_dim
@@ -91,8 +92,7 @@ class EPICConfig:
             raise ValueError(
                 f"alpha and init_temperature must be > 0, got {self.alpha}, {self.init_temperature}"
             )
-        if self.score_dtype not in SCORE_DTYPES:
-            raise ValueError(f"score_dtype must be one of {SCORE_DTYPES}, got {self.score_dtype!r}")
+        check_scoring(self.score_dtype, self.rerank_top)
         if self.log_std_min >= self.log_std_max:
             raise ValueError(f"log_std_min must be < log_std_max, got {self.log_std_min}, {self.log_std_max}")
 
@@ -255,7 +255,9 @@ class EPIC(Checkpointable):
         a_star, best = None, None
         if cfg.delta > 0:
             peers = require_peers(batch, "EPIC")
-            a_star, best = max_min_q_action(self.critic, obs, batch["actions"], peers, cfg.score_dtype)
+            a_star, best = max_min_q_action(
+                self.critic, obs, batch["actions"], peers, cfg.score_dtype, cfg.rerank_top
+            )
         mu, log_std = self.policy(obs)
         a_pi, log_pi = tanh_gaussian_sample(mu, log_std, self.generator)
         q_min_pi = self.critic(state_action(obs, a_pi)).squeeze(-1).amin(0)  # (B,)

@@ -156,15 +156,28 @@ def test_bfloat16_screen_with_float32_rerank():
     exact, best32 = max_min_q_action(critic, obs, acts, peers)
     bf16, _ = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16")
     screened, best = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=2)
-    assert torch.equal(screened, cands[torch.arange(512), best])
     agree, agree16 = (screened == exact).all(-1), (bf16 == exact).all(-1)
     assert agree.float().mean() >= agree16.float().mean() and agree.float().mean() > 0.95
     # a miss costs at most bf16's error: the chosen candidate's float32 value is within 1% of the best
     got = q32[torch.arange(512), best]
     assert (q32.amax(1) - got <= 0.01 * q32.abs().amax(1) + 1e-6).all()
-    # re-ranking every candidate is exact float32 scoring
-    all_ranked, idx = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=11)
-    assert torch.equal(all_ranked, exact) and torch.equal(idx, best32)
+    # re-ranking all but the bf16 worst finds the float32 argmax; all of them is float32 scoring
+    for m in (10, 11):
+        ranked, idx = max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=m)
+        assert torch.equal(ranked, exact) and torch.equal(idx, best32)
+    for bad in (1, True, -2):
+        with pytest.raises(ValueError, match="rerank_top"):
+            max_min_q_action(critic, obs, acts, peers, score_dtype="bfloat16", rerank_top=bad)
+
+
+@pytest.mark.parametrize("mode", [("float32", 0), ("bfloat16", 0), ("bfloat16", 2), ("bfloat16", 3)])
+def test_ties_go_to_the_own_action_in_every_scoring_mode(mode):
+    critic = EnsembleMLP(5, 1, hidden=(16,), ensemble=2)
+    g = torch.Generator().manual_seed(0)
+    obs, acts = torch.randn(64, 3, generator=g), torch.rand(64, 2, generator=g)
+    peers = acts.unsqueeze(1).expand(-1, 6, -1).clone()  # every peer took the state's own action
+    _, best = max_min_q_action(critic, obs, acts, peers, *mode)
+    assert (best == 0).all()
 
 
 def test_expectile_loss_hand_computed():

@@ -194,6 +194,7 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         "curve": evals,
                         "steps_per_s": steps_per_second(history),
                         "normalized": {k: normalized_score(final, *v) for k, v in refs.items()},
+                        "algorithm_config": dataclasses.asdict(algo.config),  # every default, as run
                     }
                     done_path.parent.mkdir(parents=True, exist_ok=True)
                     done_path.write_text(json.dumps(rec))

@@ -21,9 +21,9 @@ Choices the paper leaves open, made here:
 All B·(K+1) candidate pairs are scored in one batched critic call. That call is most of PIC's extra
 cost (11x the rows of a critic forward at K = 10). Scoring modes (`score_dtype`, `rerank_top`):
 - "float32": the exact argmax;
-- "bfloat16" with `rerank_top = m > 0` (default, m = 2): a bf16-autocast screen of all candidates,
+- "bfloat16" with `rerank_top = m >= 2` (default, m = 2): a bf16-autocast screen of all candidates,
   then the top m re-scored in float32 and the argmax taken among them. It returns the float32 argmax
-  unless m other candidates outrank it in bf16, i.e. lie within bf16's error (~0.5% of |Q|) of it;
+  unless m other candidates outrank or tie it in bf16, i.e. lie within bf16's error (~0.5% of |Q|);
 - "bfloat16" with `rerank_top = 0`: the bf16 argmax alone (fastest; near-ties may flip).
 """
 
@@ -72,8 +72,9 @@ def check_scoring(score_dtype: str, rerank_top: int) -> None:
     """Raise ValueError on an unknown scoring dtype or a negative re-rank count."""
     if score_dtype not in SCORE_DTYPES:
         raise ValueError(f"score_dtype must be one of {SCORE_DTYPES}, got {score_dtype!r}")
-    if not isinstance(rerank_top, int) or rerank_top < 0:
-        raise ValueError(f"rerank_top must be an int >= 0, got {rerank_top!r}")
+    if isinstance(rerank_top, bool) or not isinstance(rerank_top, int) or rerank_top < 0 or rerank_top == 1:
+        # re-ranking only the bf16 winner would cost a float32 call and change nothing
+        raise ValueError(f"rerank_top must be 0 (bf16 argmax) or an int >= 2, got {rerank_top!r}")
 
 
 def min_q(
@@ -99,8 +100,9 @@ def max_min_q_action(
     """a*(s) = argmax_{a' ∈ A'(s)} min_i Q_i(s, a') and the chosen index into A'(s) (own action = 0).
 
     float32 scores all B·(K+1) pairs exactly in one critic call. bfloat16 screens them under autocast;
-    with rerank_top = m > 0 the top m of each row are re-scored in float32 and the argmax is taken
-    among those (ties still go to the lowest index, i.e. the own action).
+    with rerank_top = m >= 2 the top m of each row (bf16 ties to the lower index) are re-scored in
+    float32 and the argmax is taken among those (ties again to the lowest index, i.e. the own action).
+    The defaults here are the exact mode; PIC's and EPIC's configs default to bf16 with m = 2.
     """
     check_scoring(score_dtype, rerank_top)
     candidates = peer_candidates(actions, peer_actions)  # (B, K+1, act_dim)
@@ -110,7 +112,8 @@ def max_min_q_action(
     if not bf16 or rerank_top == 0:
         best = q_min.argmax(dim=1)
         return best_candidate(q_min, candidates), best
-    top = q_min.topk(rerank_top, dim=1).indices.sort(dim=1).values  # (B, m), ascending index
+    # the m best by bf16 score, bf16 ties to the lower index (stable sort), then in index order
+    top = q_min.sort(dim=1, descending=True, stable=True).indices[:, :rerank_top].sort(dim=1).values
     rows = torch.arange(candidates.shape[0], device=candidates.device).unsqueeze(1)
     q_top = min_q(critic, obs, candidates[rows, top])  # float32 re-score of the screened few
     best = top.gather(1, q_top.argmax(dim=1, keepdim=True)).squeeze(1)

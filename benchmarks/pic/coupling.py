@@ -63,7 +63,8 @@ def main() -> None:
                 "steps": str(a.steps),
                 "data_dir": a.data_dir,
             }
-            _, run_dir = run_system(SYSTEM, "demo", over, out=a.out / f"n{n}_delta{delta:g}")
+            name = f"n{n}_delta{delta:g}_seeds{a.seeds}_steps{a.steps}"  # one folder per distinct run
+            _, run_dir = run_system(SYSTEM, "demo", over, out=a.out / name)
             cells.append({"num_critics": n, "delta": delta, "run_dir": str(run_dir), **cell(run_dir)})
             print(f"N={n} δ={delta:g}: " + ", ".join(
                 f"{ds} {v['mean']:.1f} ± {v['sd']:.1f}" for ds, v in cells[-1].items() if isinstance(v, dict)

@@ -11,46 +11,59 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 ORDER = ("bc", "td3_bc", "iql", "pic", "edac", "epic")
 LABELS = {"bc": "BC", "td3_bc": "TD3+BC", "iql": "IQL", "pic": "PIC-TD3", "edac": "EDAC", "epic": "EPIC"}
 
 
-def _tables(path: Path) -> dict[str, dict]:
-    """task -> {"scores": {(dataset, algo): {ref: (mean, sd)}}, "speed": {algo: steps/s}, "steps": int}."""
-    out = {}
+def _runs(path: Path) -> list[dict]:
+    """One entry per task in a result file: its scores per (dataset, algo), steps/s per algo, EPIC's N."""
+    out = []
     for task, res in json.loads(path.read_text())["tasks"].items():
         score_t, speed_t = res["tables"][0], res["tables"][1]
         cols = score_t["columns"]
         scores: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
         for row in score_t["rows"]:
-            dataset = row[0].split("/", 1)[1]
             refs = {}
             for ref in ("ours", "d4rl"):
                 if f"normalized ({ref})" in cols:
                     i = cols.index(f"normalized ({ref})")
                     refs[ref] = (row[i], row[i + 1])
-            scores[(dataset, row[1])] = refs
+            scores[(row[0].split("/", 1)[1], row[1])] = refs
         speed = {row[0]: row[1] for row in speed_t["rows"]}
-        out[task] = {"scores": scores, "speed": speed, "steps": res["config"]["steps"], "file": path.name}
+        cfg = res["config"]
+        out.append({"task": task, "scores": scores, "speed": speed, "file": path.name, "config": cfg})
     return out
+
+
+def _label(algo: str, cfg: dict) -> str:
+    return f"{LABELS[algo]} (N={cfg['num_critics']})" if algo in ("epic", "edac") else LABELS[algo]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", type=Path)
     a = ap.parse_args()
-    tasks: dict[str, dict] = {}
-    for path in a.files:
-        tasks.update(_tables(path))
-    algos = [x for x in ORDER if any(x == al for t in tasks.values() for (_, al) in t["scores"])]
-    print("| task / dataset | score | " + " | ".join(LABELS[x] for x in algos) + " |")
+    runs = [r for path in a.files for r in _runs(path)]
+    merged: dict[str, dict[tuple[str, str], dict]] = {}  # task -> (dataset, algo) -> refs
+    labels: dict[str, str] = {}
+    for r in runs:
+        for (dataset, algo), refs in r["scores"].items():
+            if (dataset, algo) in merged.setdefault(r["task"], {}):
+                # the same seeds and settings rerun give the same scores; flag it rather than pick silently
+                print(f"note: {r['task']} {dataset} {algo} also in {r['file']}; the later file is shown",
+                      file=sys.stderr)  # fmt: skip
+            merged[r["task"]][(dataset, algo)] = refs
+            labels[algo] = _label(algo, r["config"])
+    algos = [x for x in ORDER if x in labels]
+    print("| task / dataset | score | " + " | ".join(labels[x] for x in algos) + " |")
     print("|---|---|" + "---|" * len(algos))
-    for task, t in tasks.items():
+    for task, scores in merged.items():
         for dataset in ("medium", "medium-replay"):
             for ref, ref_label in (("ours", "ours"), ("d4rl", "D4RL")):
-                cells = {x: t["scores"].get((dataset, x), {}).get(ref) for x in algos}
+                cells = {x: scores.get((dataset, x), {}).get(ref) for x in algos}
                 best = max((v[0] for v in cells.values() if v), default=None)
                 texts = []
                 for x in algos:
@@ -60,15 +73,17 @@ def main() -> None:
                 name = task.removesuffix("-v5")
                 print(f"| {name} {dataset} | {ref_label} | " + " | ".join(texts) + " |")
     print()
-    print("| task (run) | " + " | ".join(f"{LABELS[x]} steps/s (× TD3+BC)" for x in algos) + " |")
+    print("steps/s (× TD3+BC in the same run):")
+    print()
+    print("| task (result file) | " + " | ".join(labels[x] for x in algos) + " |")
     print("|---|" + "---|" * len(algos))
-    for task, t in tasks.items():
-        base = t["speed"].get("td3_bc")
+    for r in runs:
+        base = r["speed"].get("td3_bc")
         texts = []
         for x in algos:
-            v = t["speed"].get(x)
+            v = r["speed"].get(x)
             texts.append("—" if v is None else f"{v:.1f} ({v / base:.2f})" if base else f"{v:.1f}")
-        print(f"| {task.removesuffix('-v5')} ({t['file']}) | " + " | ".join(texts) + " |")
+        print(f"| {r['task'].removesuffix('-v5')} ({r['file']}) | " + " | ".join(texts) + " |")
 
 
 if __name__ == "__main__":

@@ -6,13 +6,23 @@
 Progress (env step, seconds, latest evaluation return) is printed every 5,000 env steps. An
 interrupted run continues from `<data dir>/<env>/checkpoint.pt` when the same command is rerun.
 The locomotion driver (`locomotion.py`) then reuses these datasets when given the same seed.
+
+    python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 Hopper-v5 --summary
+
+`--summary` generates nothing: it prints the README's dataset table from the manifests already in
+the data dir and saves it to `results/pic_datasets.json`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
+from _meta import provenance
 from iclr26.pic.behavior import generate_datasets, preset
 
 
@@ -32,13 +42,64 @@ def _progress(env_id: str):
     return progress
 
 
+def summary(envs: list[str], data_dir: str) -> list[dict]:
+    """Per task: the behaviour agent's best snapshot, the medium cut, and each dataset's size and return."""
+    rows = []
+    for env_id in envs:
+        folder = Path(data_dir) / env_id
+        gen = json.loads((folder / "generation.json").read_text())
+        manifests = {
+            n: json.loads((folder / f"{n}.json").read_text()) for n in ("medium", "medium-replay", "expert")
+        }
+        refs = manifests["medium"]["reference_returns"]
+        medium = manifests["medium"]["behavior"]
+        rows.append(
+            {
+                "env_id": env_id,
+                "train_seconds": gen["train_seconds"],
+                "total_steps": gen["config"]["total_steps"],
+                "random_return": refs["random"],
+                "expert_return": refs["expert"],
+                "expert_step": manifests["expert"]["behavior"]["step"],
+                "medium_step": medium["step"],
+                "medium_eval_return": medium["eval_return"],
+                "datasets": {
+                    n: {
+                        "N": m["N"],
+                        "episodes": m["episodes"],
+                        "mean_episode_return": m["mean_episode_return"],
+                    }
+                    for n, m in manifests.items()
+                },
+            }
+        )
+    print("| task | random / expert return (expert at step) | medium: snapshot step, eval return | "
+          "medium: N, mean return | medium-replay: N, mean return |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for r in rows:
+        med, rep = r["datasets"]["medium"], r["datasets"]["medium-replay"]
+        expert = f"{r['random_return']:.0f} / {r['expert_return']:.0f} ({r['expert_step'] // 1000}k)"
+        cut = f"{r['medium_step'] // 1000}k, {r['medium_eval_return']:.0f}"
+        sizes = [f"{d['N']:,}, {d['mean_episode_return']:.0f}" for d in (med, rep)]
+        print(f"| {r['env_id']} | {expert} | {cut} | {sizes[0]} | {sizes[1]} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("envs", nargs="+")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-dir", default="runs/pic_data")
     ap.add_argument("--total-steps", type=int, default=0, help="0: the preset's (300k)")
+    ap.add_argument(
+        "--summary", action="store_true", help="tabulate the existing manifests, generate nothing"
+    )
     a = ap.parse_args()
+    if a.summary:
+        path = Path(__file__).parent / "results" / "pic_datasets.json"
+        path.write_text(json.dumps({**provenance(), "tasks": summary(a.envs, a.data_dir)}, indent=1) + "\n")
+        print(f"saved {path}")
+        return
     for env_id in a.envs:
         over = {"seed": a.seed} | ({"total_steps": a.total_steps} if a.total_steps else {})
         t0 = time.time()

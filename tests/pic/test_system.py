@@ -51,3 +51,16 @@ def test_shared_settings_reach_only_the_fields_an_algorithm_has():
     assert "delta" not in _algo_overrides("edac", cfg)  # EDAC keeps δ = 0: it samples no peers
     assert "delta" not in _algo_overrides("td3_bc", cfg)
     assert _algo_overrides("epic", cfg)["num_critics"] == cfg.num_critics
+
+
+def test_extra_reaches_the_algorithms_that_have_the_field():
+    from iclr26.pic.system import _algo_overrides
+
+    cfg = SYSTEM.config(
+        "demo", {"extra": '{"score_dtype": "float32", "expectile": 0.9}', "algorithms": "pic,iql"}
+    )
+    assert _algo_overrides("pic", cfg)["score_dtype"] == "float32"
+    assert "score_dtype" not in _algo_overrides("iql", cfg)
+    assert _algo_overrides("iql", cfg)["expectile"] == 0.9
+    with pytest.raises(ConfigError, match="not config fields"):
+        SYSTEM.config("demo", {"extra": '{"scoring": "fast"}'})

@@ -9,6 +9,7 @@ import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,7 +50,9 @@ class PICSystemConfig:
     checkpoint_every: int = 1000
     threads: int = 1  # torch CPU threads (1 was fastest on 2 cores for 256-wide MLPs)
     device: str = "cpu"
-    extra: dict[str, str] = field(default_factory=dict)
+    # more algorithm-config fields, applied to every algorithm whose config has them; from the CLI as
+    # JSON: --set 'extra={"score_dtype": "float32", "rerank_top": 0}'
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.generation not in GENERATION_PRESETS:
@@ -69,6 +72,13 @@ class PICSystemConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.gen_total_steps < 0 or self.gen_dataset_size < 0:
             raise ValueError("gen_total_steps and gen_dataset_size must be >= 0 (0: the preset's)")
+        known = {f.name for a in self.algorithms for f in dataclasses.fields(ALGORITHMS[a].config_cls)}
+        unknown = sorted(set(self.extra) - known)
+        if unknown:
+            raise ValueError(
+                f"extra: {unknown} are not config fields of any of {list(self.algorithms)}; "
+                f"valid: {sorted(known)}"
+            )
 
 
 def _generation_config(cfg: PICSystemConfig):
@@ -88,6 +98,7 @@ def _algo_overrides(name: str, cfg: PICSystemConfig) -> dict:
     wanted = {"hidden": (cfg.hidden, cfg.hidden), "num_critics": cfg.num_critics}
     if spec.uses_peers:
         wanted["delta"] = cfg.delta
+    wanted |= cfg.extra
     return {k: v for k, v in wanted.items() if k in fields}
 
 

@@ -35,6 +35,7 @@ VARIANTS = {  # label -> (registry name, overrides); PIC/EPIC default: bf16 scre
     "pic_float32_scoring": ("pic", {"score_dtype": "float32"}),
     "pic_bf16_only_scoring": ("pic", {"rerank_top": 0}),
     "edac_n10": ("edac", {"num_critics": 10}),
+    "epic_n2": ("epic", {"num_critics": 2}),  # the locomotion table's EPIC
     "epic_n10": ("epic", {"num_critics": 10}),
     "epic_n10_float32_scoring": ("epic", {"num_critics": 10, "score_dtype": "float32"}),
 }

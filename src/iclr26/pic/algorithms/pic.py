@@ -109,15 +109,15 @@ def max_min_q_action(
     k1 = candidates.shape[1]
     bf16 = score_dtype == "bfloat16" and rerank_top < k1  # re-ranking all of them is float32 scoring
     q_min = min_q(critic, obs, candidates, bf16=bf16)  # (B, K+1)
+    rows = torch.arange(candidates.shape[0], device=candidates.device)
     if not bf16 or rerank_top == 0:
-        best = q_min.argmax(dim=1)
-        return best_candidate(q_min, candidates), best
-    # the m best by bf16 score, bf16 ties to the lower index (stable sort), then in index order
-    top = q_min.sort(dim=1, descending=True, stable=True).indices[:, :rerank_top].sort(dim=1).values
-    rows = torch.arange(candidates.shape[0], device=candidates.device).unsqueeze(1)
-    q_top = min_q(critic, obs, candidates[rows, top])  # float32 re-score of the screened few
-    best = top.gather(1, q_top.argmax(dim=1, keepdim=True)).squeeze(1)
-    return candidates[rows.squeeze(1), best], best
+        best = q_min.argmax(dim=1)  # first maximum on ties: the own action wins a tie
+    else:
+        # the m best by bf16 score, bf16 ties to the lower index (stable sort), then in index order
+        top = q_min.sort(dim=1, descending=True, stable=True).indices[:, :rerank_top].sort(dim=1).values
+        q_top = min_q(critic, obs, candidates[rows.unsqueeze(1), top])  # float32 re-score of the few
+        best = top.gather(1, q_top.argmax(dim=1, keepdim=True)).squeeze(1)
+    return candidates[rows, best], best
 
 
 def peer_distance(pi: torch.Tensor, a_star: torch.Tensor, squared: bool = False) -> torch.Tensor:

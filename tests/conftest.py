@@ -1,4 +1,28 @@
+import os
+
 import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "debian(*packages): needs these Debian packages (declared in iclr26.core.sysdeps); "
+        "skips naming them when missing, fails under CI=true",
+    )
+
+
+def pytest_runtest_setup(item):
+    """`@pytest.mark.debian("tmux")`: skip with the package's name, or fail under CI=true."""
+    from iclr26.core.sysdeps import install_command, missing
+
+    for mark in item.iter_markers(name="debian"):
+        gone = missing(mark.args)
+        if not gone:
+            continue
+        msg = f"needs Debian package(s) {', '.join(gone)}: run `make deps` ({install_command(gone)})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and a declared package is missing: {msg}", pytrace=False)
+        pytest.skip(msg)
 
 
 @pytest.fixture(scope="session")

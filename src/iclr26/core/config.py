@@ -17,13 +17,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from iclr26.core.errors import UserError
+
 C = TypeVar("C")
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A config field got a value it cannot take; the message names the field and the fix."""
 
 

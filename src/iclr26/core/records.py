@@ -108,6 +108,7 @@ class RunRecord:
     title: str = ""
     claim: str = ""
     error: str | None = None
+    llm_usage: dict[str, float | int] | None = None  # language-model calls, tokens, wall time
     schema_version: int = SCHEMA_VERSION
 
 
@@ -232,6 +233,12 @@ def render_report(record: RunRecord) -> str:
     )
     if record.error:
         lines.append(f"\nError: `{record.error}`")
+    if record.llm_usage:
+        u = record.llm_usage
+        lines.append(
+            f"\nLanguage model: {u['calls']} calls ({u['cached_calls']} from the cache), "
+            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens, {u['wall_s']} s"
+        )
     cc = record.report.claim_check
     if cc is not None:
         arrow = "higher" if cc.higher_is_better else "lower"

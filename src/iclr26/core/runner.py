@@ -114,6 +114,8 @@ def run_system(
         raise
     finally:
         record.wall_time_s = time.perf_counter() - start
+        record.llm_usage = ctx.llm_usage()
+        ctx.close_models()
         save_record(run_dir, record)
         write_report(run_dir, record)
         console.print(f"wrote {run_dir / RESULTS_FILE} and report.md", highlight=False)

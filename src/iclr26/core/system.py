@@ -34,6 +34,43 @@ class RunContext:
 
     out_dir: Path
     console: Console = field(default_factory=Console)
+    models: list[Any] = field(default_factory=list)  # chat models made by `chat_model`
+
+    def chat_model(
+        self,
+        backend: str = "auto",
+        path: str | None = None,
+        *,
+        cache: bool = True,
+        max_concurrency: int | None = None,
+    ) -> Any:
+        """A chat model for this run (`iclr26.core.llm.get_chat_model`) whose token and time usage
+        goes into results.json (`llm_usage`). With `cache`, answers are kept in the run folder's
+        `llm-cache.sqlite`, so a resumed run never asks the same question twice."""
+        from iclr26.core.llm import get_chat_model
+
+        db = self.out_dir / "llm-cache.sqlite" if cache else None
+        model = get_chat_model(backend, path, cache=db, max_concurrency=max_concurrency)
+        self.models.append(model)
+        return model
+
+    def llm_usage(self) -> dict[str, float | int] | None:
+        """The summed usage of every model made by `chat_model`, or None when there were none."""
+        if not self.models:
+            return None
+        from iclr26.core.llm import Usage
+
+        total = Usage()
+        for m in self.models:
+            total = total + m.usage.total
+        return total.as_dict()
+
+    def close_models(self) -> None:
+        """Close the models made by `chat_model` (servers stopped, caches closed)."""
+        for m in self.models:
+            close = getattr(m, "close", None)
+            if close is not None:
+                close()
 
     @property
     def checkpoint_dir(self) -> Path:

@@ -1,4 +1,5 @@
-"""Language models behind one `ChatModel` protocol.
+"""Language models behind one `ChatModel` protocol: chat, interruptible streaming, images,
+token/time usage, an opt-in SQLite response cache and a bounded pool of parallel requests.
 
 Backends:
 - `OpenAIChatModel`: any OpenAI-compatible server (vLLM, llama.cpp server, Ollama), chosen by
@@ -11,7 +12,9 @@ Backends:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from iclr26.core.errors import UserError
 from iclr26.core.llm.base import (
     ChatModel,
     Completion,
@@ -19,36 +22,54 @@ from iclr26.core.llm.base import (
     LLMError,
     LLMUnsupported,
     Message,
+    TextStream,
     TokenLogprob,
 )
+from iclr26.core.llm.cache import CachedChatModel, ResponseCache
 from iclr26.core.llm.embedded import EmbeddedChatModel, smollm2_gguf_path
 from iclr26.core.llm.http import OpenAIChatModel
+from iclr26.core.llm.images import has_images, image_part, text_part, user_message
+from iclr26.core.llm.pool import chat_many
+from iclr26.core.llm.usage import Usage, UsageMeter
 
 BACKENDS = ("auto", "http", "embedded", "transformers")
 
 
-def get_chat_model(backend: str = "auto", path: str | None = None) -> ChatModel:
+def get_chat_model(
+    backend: str = "auto",
+    path: str | None = None,
+    *,
+    cache: Path | str | None = None,
+    max_concurrency: int | None = None,
+) -> ChatModel:
     """The configured model: `auto` is HTTP when ICLR26_LLM_BASE_URL is set, else embedded.
 
-    `transformers` needs `path`, a local checkpoint folder.
+    `transformers` needs `path`, a local checkpoint folder. `cache` (a SQLite file) wraps the
+    model in a `CachedChatModel`; `max_concurrency` bounds the HTTP backend's requests in flight.
     """
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+        raise UserError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if backend == "auto":
         backend = "http" if os.environ.get("ICLR26_LLM_BASE_URL") else "embedded"
+    model: ChatModel
     if backend == "http":
-        return OpenAIChatModel.from_env()
-    if backend == "embedded":
-        return EmbeddedChatModel()
-    if not path:
-        raise ValueError("backend 'transformers' needs path=<local checkpoint folder>")
-    from iclr26.core.llm.hf import TransformersChatModel
+        model = OpenAIChatModel.from_env(
+            **({} if max_concurrency is None else {"max_concurrency": max_concurrency})
+        )
+    elif backend == "embedded":
+        model = EmbeddedChatModel()
+    else:
+        if not path:
+            raise UserError("backend 'transformers' needs path=<local checkpoint folder>")
+        from iclr26.core.llm.hf import TransformersChatModel
 
-    return TransformersChatModel(path)
+        model = TransformersChatModel(path)
+    return CachedChatModel(model, ResponseCache(cache)) if cache is not None else model
 
 
 __all__ = [
     "BACKENDS",
+    "CachedChatModel",
     "ChatModel",
     "Completion",
     "EmbeddedChatModel",
@@ -57,7 +78,16 @@ __all__ = [
     "LLMUnsupported",
     "Message",
     "OpenAIChatModel",
+    "ResponseCache",
+    "TextStream",
     "TokenLogprob",
+    "Usage",
+    "UsageMeter",
+    "chat_many",
     "get_chat_model",
+    "has_images",
+    "image_part",
     "smollm2_gguf_path",
+    "text_part",
+    "user_message",
 ]

@@ -9,12 +9,13 @@ systems for real; never present its quality as a method's.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
-import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from iclr26.core.llm.base import LLMError, OpenAIWireModel
+from iclr26.core.llm.base import LLMError, OpenAIWireModel, callback_chunks
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -40,8 +41,12 @@ class EmbeddedChatModel(OpenAIWireModel):
     """SmolLM2-135M-Instruct served by llama.cpp (xllamacpp) in this process.
 
     `n_parallel` slots decode concurrently (each of `n` samples takes one); `base_url` is the
-    OpenAI-compatible endpoint the same server exposes on 127.0.0.1.
+    OpenAI-compatible endpoint the same server exposes on 127.0.0.1. SmolLM2 is text-only:
+    messages with images raise `LLMUnsupported`.
     """
+
+    supports_images = False
+    native_n = False  # llama.cpp's usage for n > 1 counts one choice: send one request a sample
 
     def __init__(
         self,
@@ -52,6 +57,7 @@ class EmbeddedChatModel(OpenAIWireModel):
         n_threads: int | None = None,
         port: int = 0,
     ) -> None:
+        super().__init__()
         try:
             import xllamacpp
         except ImportError as e:
@@ -65,6 +71,7 @@ class EmbeddedChatModel(OpenAIWireModel):
         params.model.path = str(path)
         params.n_ctx = n_ctx  # shared by the slots: each gets n_ctx / n_parallel
         params.n_parallel = n_parallel
+        self.parallel_requests = n_parallel
         params.cpuparams.n_threads = n_threads or min(4, os.cpu_count() or 1)
         params.cpuparams_batch.n_threads = params.cpuparams.n_threads
         params.warmup = False
@@ -75,7 +82,6 @@ class EmbeddedChatModel(OpenAIWireModel):
         self.name = f"embedded:{path.stem}"
         self._server = xllamacpp.Server(params)
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
-        self._lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the llama.cpp server and free the model."""
@@ -101,3 +107,13 @@ class EmbeddedChatModel(OpenAIWireModel):
         if not isinstance(data, dict):
             raise LLMError(f"{self.name}: unexpected response type {type(data).__name__}")
         return data
+
+    def _stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Stream one request in-process: llama.cpp calls back per chunk; returning True stops it."""
+        if self._server is None:
+            raise LLMError(f"{self.name} is closed")
+        server = self._server
+        # timings_per_token: llama.cpp's prompt/predicted counts on every chunk, so a stream the
+        # caller stops early is still counted exactly.
+        payload = json.dumps({**body, "timings_per_token": True})
+        return callback_chunks(lambda on_chunk: server.handle_chat_completions(payload, on_chunk))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,14 @@ from iclr26.core.llm.base import (
     LLMError,
     LLMUnsupported,
     Message,
+    TextStream,
     TokenLogprob,
+    refuse_images,
+    text_only,
     validate_request,
 )
 from iclr26.core.llm.embedded import smollm2_gguf_path
+from iclr26.core.llm.usage import UsageMeter
 
 
 def user_cache_dir() -> Path:
@@ -71,9 +76,11 @@ class TransformersChatModel:
     """Chat completions from a local transformers checkpoint (no hub access).
 
     Log-probs are those of the model's raw next-token distribution (before temperature).
-    JSON-schema-constrained decoding is not available here and raises `LLMUnsupported`.
+    JSON-schema-constrained decoding, images and streaming are not available here and raise
+    `LLMUnsupported`.
     """
 
+    supports_images = False
     supports_json_schema = False
     supports_logprobs = True
 
@@ -98,17 +105,32 @@ class TransformersChatModel:
         self.model.eval()
         self.device = torch.device(device)
         self.name = f"transformers:{path.name}"
+        self.usage = UsageMeter()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
 
-    def prompt(self, messages: Sequence[Message]) -> str:
-        """The model's chat template applied to `messages`, ready for the assistant's turn."""
+    def prompt(self, messages: Sequence[Message], prefix: str | None = None) -> str:
+        """The model's chat template applied to `messages`, ready for the assistant's turn (which
+        starts with `prefix` when given)."""
+        refuse_images(self.name, messages)
+        turns = text_only(messages)
         if self.tokenizer.chat_template:
-            return self.tokenizer.apply_chat_template(
-                [dict(m) for m in messages], add_generation_prompt=True, tokenize=False
-            )
-        turns = [f"{m['role']}: {m['content']}" for m in messages]
-        return "\n".join([*turns, "assistant:"])
+            if prefix:
+                return self.tokenizer.apply_chat_template(
+                    [*turns, {"role": "assistant", "content": prefix}],
+                    continue_final_message=True,
+                    tokenize=False,
+                )
+            return self.tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+        lines = [f"{m['role']}: {m['content']}" for m in turns]
+        return "\n".join([*lines, "assistant:" + (f" {prefix}" if prefix else "")])
+
+    def stream(self, messages: Sequence[Message], **kwargs: Any) -> TextStream:
+        """Not available on this backend."""
+        raise LLMUnsupported(
+            f"{self.name}: streaming is not supported by the transformers backend; use the embedded "
+            "or HTTP backend"
+        )
 
     def _stop_criteria(self, stop: list[str], prompt_len: int) -> Any:
         """Stop each sequence once its decoded continuation contains a stop string.
@@ -141,15 +163,17 @@ class TransformersChatModel:
         logprobs: bool = False,
         top_logprobs: int = 0,
         seed: int | None = None,
+        prefix: str | None = None,
     ) -> list[Completion]:
-        """Sample `n` completions with `model.generate`."""
+        """Sample `n` completions with `model.generate` (continuing `prefix` if given)."""
         validate_request(messages, n, temperature, max_tokens, top_logprobs)
         if json_schema is not None:
             raise LLMUnsupported(
                 f"{self.name}: JSON-schema-constrained output is not supported by the "
                 "transformers backend; use the embedded or HTTP backend"
             )
-        enc = self.tokenizer(self.prompt(messages), return_tensors="pt", add_special_tokens=False)
+        start = time.perf_counter()
+        enc = self.tokenizer(self.prompt(messages, prefix), return_tensors="pt", add_special_tokens=False)
         enc = {k: v.to(self.device) for k, v in enc.items()}
         gen_kw: dict[str, Any] = {
             "max_new_tokens": max_tokens,
@@ -211,4 +235,6 @@ class TransformersChatModel:
             )
         if len(completions) != n:
             raise LLMError(f"{self.name}: generated {len(completions)} of {n} samples")
+        total = sum(c.usage["completion_tokens"] for c in completions)
+        self.usage.record(prompt_len, total, time.perf_counter() - start)
         return completions

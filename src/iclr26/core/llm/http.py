@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
+from iclr26.core.errors import UserError
 from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -27,7 +32,10 @@ class OpenAIChatModel(OpenAIWireModel):
 
     Retries on 408/409/429/5xx and on timeouts, with exponential backoff (honouring
     `Retry-After`); a refused connection fails at once with `LLMConnectionError`. Servers that
-    ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests.
+    ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests. Images are
+    sent as they are (the server decides; pass `supports_images=False` for a text-only server
+    to get the refusal here). At most `max_concurrency` requests are in flight at once, however
+    many threads call (`iclr26.core.llm.chat_many` runs a bounded pool over it).
     """
 
     def __init__(
@@ -40,7 +48,12 @@ class OpenAIChatModel(OpenAIWireModel):
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 20.0,
+        supports_images: bool = True,
+        max_concurrency: int = 8,
     ) -> None:
+        super().__init__()
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise UserError(f"max_concurrency must be a positive int, got {max_concurrency!r}")
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if max_retries < 0:
@@ -52,27 +65,38 @@ class OpenAIChatModel(OpenAIWireModel):
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.supports_images = supports_images
+        self.max_concurrency = max_concurrency
+        self._slots = threading.BoundedSemaphore(max_concurrency)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
     @classmethod
-    def from_env(cls) -> OpenAIChatModel:
-        """Build from ICLR26_LLM_BASE_URL, ICLR26_LLM_MODEL and ICLR26_LLM_API_KEY."""
+    def from_env(cls, **kwargs: Any) -> OpenAIChatModel:
+        """Build from ICLR26_LLM_BASE_URL, ICLR26_LLM_MODEL, ICLR26_LLM_API_KEY and
+        ICLR26_LLM_MAX_CONCURRENCY (default 8)."""
         base = os.environ.get("ICLR26_LLM_BASE_URL")
         if not base:
-            raise LLMError("ICLR26_LLM_BASE_URL is not set (e.g. http://127.0.0.1:8000/v1)")
-        return cls(base, os.environ.get("ICLR26_LLM_MODEL"), os.environ.get("ICLR26_LLM_API_KEY"))
+            raise UserError("ICLR26_LLM_BASE_URL is not set (e.g. http://127.0.0.1:8000/v1)")
+        conc = os.environ.get("ICLR26_LLM_MAX_CONCURRENCY")
+        if conc is not None and "max_concurrency" not in kwargs:
+            if not conc.isdigit() or int(conc) < 1:
+                raise UserError(f"ICLR26_LLM_MAX_CONCURRENCY must be a positive integer, got {conc!r}")
+            kwargs["max_concurrency"] = int(conc)
+        return cls(base, os.environ.get("ICLR26_LLM_MODEL"), os.environ.get("ICLR26_LLM_API_KEY"), **kwargs)
 
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
 
-    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _send(self, body: dict[str, Any], stream: bool) -> httpx.Response:
+        """POST `body`, retrying on 408/409/429/5xx and timeouts; the caller closes the response."""
         delay = self.backoff
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                resp = self._client.post(self.url, json=body)
+                req = self._client.build_request("POST", self.url, json=body)
+                resp = self._client.send(req, stream=stream)
             except httpx.ConnectError as e:
                 raise LLMConnectionError(
                     f"cannot connect to the LLM server at {self.url} ({e}); start the server, "
@@ -85,17 +109,45 @@ class OpenAIChatModel(OpenAIWireModel):
                 delay = min(delay * 2, self.max_backoff)
                 continue
             if resp.status_code in RETRY_STATUS and not last:
+                resp.close()
                 retry_after = resp.headers.get("retry-after")
                 wait = float(retry_after) if retry_after and retry_after.isdigit() else delay
                 time.sleep(min(wait, self.max_backoff))
                 delay = min(delay * 2, self.max_backoff)
                 continue
             if resp.status_code != 200:
-                raise LLMError(
-                    f"{self.url}: HTTP {resp.status_code} after {attempt + 1} tries: {resp.text[:300]}"
-                )
-            try:
-                return resp.json()
-            except ValueError as e:
-                raise LLMError(f"{self.url}: response is not JSON: {resp.text[:200]!r}") from e
+                text = resp.read().decode(errors="replace") if stream else resp.text
+                resp.close()
+                raise LLMError(f"{self.url}: HTTP {resp.status_code} after {attempt + 1} tries: {text[:300]}")
+            return resp
         raise AssertionError("unreachable")
+
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._slots:
+            resp = self._send(body, stream=False)
+        try:
+            return resp.json()
+        except ValueError as e:
+            raise LLMError(f"{self.url}: response is not JSON: {resp.text[:200]!r}") from e
+
+    def _stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Server-sent events of one streamed request; closing the iterator drops the connection,
+        which stops generation on vLLM and llama.cpp."""
+        with self._slots:
+            resp = self._send(body, stream=True)
+            try:
+                for line in resp.iter_lines():
+                    data = line.strip().removeprefix("data:").strip()
+                    if not data or data.startswith(":"):
+                        continue
+                    if data == "[DONE]":
+                        return
+                    try:
+                        yield json.loads(data)
+                    except json.JSONDecodeError as e:
+                        raise LLMError(f"{self.url}: stream chunk is not JSON: {data[:200]!r}") from e
+            except httpx.TransportError as e:
+                raise LLMError(f"{self.url}: stream broke off ({e})") from e
+            finally:
+                with contextlib.suppress(httpx.HTTPError):
+                    resp.close()

@@ -1,0 +1,46 @@
+"""A bounded pool of parallel chat requests.
+
+`chat_many(model, requests, max_concurrency=k)` sends up to k requests at once and returns the
+answers in request order. The HTTP backend keeps its own bound too (`max_concurrency` on
+`OpenAIChatModel`), so several pools over one server never exceed it; the embedded llama.cpp
+server decodes up to `n_parallel` requests together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from iclr26.core.errors import UserError
+from iclr26.core.llm.base import ChatModel, Completion
+
+
+def chat_many(
+    model: ChatModel,
+    requests: Sequence[Mapping[str, Any]],
+    *,
+    max_concurrency: int = 4,
+) -> list[list[Completion]]:
+    """`model.chat(**request)` for each request, at most `max_concurrency` at a time, in order.
+
+    Each request is a mapping with `messages` and any `chat` keyword (`n`, `temperature`, ...).
+    The first failure is raised once the requests already in flight have finished.
+    """
+    if not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise UserError(f"max_concurrency must be a positive int, got {max_concurrency!r}")
+    for i, r in enumerate(requests):
+        if not isinstance(r, Mapping) or "messages" not in r:
+            raise UserError(f"requests[{i}] must be a mapping with 'messages' (and chat keywords)")
+    if not requests:
+        return []
+
+    def one(request: Mapping[str, Any]) -> list[Completion]:
+        params = dict(request)
+        return model.chat(params.pop("messages"), **params)
+
+    with ThreadPoolExecutor(
+        max_workers=min(max_concurrency, len(requests)), thread_name_prefix="chat"
+    ) as pool:
+        futures = [pool.submit(one, r) for r in requests]
+        return [f.result() for f in futures]

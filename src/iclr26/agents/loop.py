@@ -1,0 +1,291 @@
+"""The step loop: an agent acts on an environment until it stops or a budget runs out.
+
+`run_episode(task_id, env, agent, parser, budget)` shows the environment's observation to the
+agent, parses its reply into an `Action`, and steps the environment with it, until:
+- the agent ends it (`done`, `fail`, or `answer` with an ANSWER line),
+- the environment says the task is over (`env_done`),
+- a budget runs out (`max_steps`, `max_tokens`, `max_wall_time`), or
+- the agent's model fails (`error`, with the message in `meta["error"]`).
+A reply that does not parse, or an action the environment cannot carry out (`InvalidAction`),
+becomes the next observation, so the agent can correct itself; neither is a crash. The
+environment then scores the episode (`evaluate`), whatever stopped it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from iclr26.agents.actions import Action, ActionParser, InvalidAction, ParseError
+from iclr26.agents.episode import Episode, ModelCall, Step, read_episodes, write_episodes
+from iclr26.core.errors import UserError
+from iclr26.core.llm import ChatModel, LLMError, image_part
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the agent is shown: text, and optionally an image (array, PIL image or file path)."""
+
+    text: str
+    image: Any = None
+    image_file: str | None = None  # where the image was saved, for the episode viewer
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """The environment's answer to an action."""
+
+    observation: Observation | str
+    done: bool = False  # the task is over (the environment decided)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Environment(Protocol):
+    """A task the agent acts on."""
+
+    def reset(self) -> Observation | str:
+        """Set the task up and return the first observation (the instruction)."""
+        ...
+
+    def step(self, action: Action) -> StepOutcome:
+        """Carry out one non-terminal action; raise `InvalidAction` for one it cannot."""
+        ...
+
+    def evaluate(self, answer: str | None) -> float | bool:
+        """Score the final state (and the answer, if the agent gave one): 1.0 / True is success."""
+        ...
+
+    def close(self) -> None:
+        """Tear the task down."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """An agent's reply text and what producing it cost."""
+
+    text: str
+    call: ModelCall = field(default_factory=ModelCall)
+
+
+class Agent(Protocol):
+    """Something that replies to observations: an LLM agent, an oracle, a null agent."""
+
+    name: str
+
+    def reset(self, task_id: str, instruction: str) -> None:
+        """Start a new episode."""
+        ...
+
+    def act(self, observation: Observation) -> AgentReply:
+        """The reply to `observation`."""
+        ...
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits of one episode; None switches a limit off."""
+
+    max_steps: int = 30  # agent turns, parse failures included
+    max_tokens: int | None = None  # prompt + completion tokens over the episode
+    max_wall_s: float | None = None  # wall clock of the whole episode, seconds
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_steps, int) or isinstance(self.max_steps, bool) or self.max_steps < 1:
+            raise UserError(f"Budget.max_steps must be a positive int, got {self.max_steps!r}")
+        if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or self.max_tokens < 1):
+            raise UserError(f"Budget.max_tokens must be a positive int or None, got {self.max_tokens!r}")
+        if self.max_wall_s is not None and not (
+            isinstance(self.max_wall_s, int | float)
+            and math.isfinite(self.max_wall_s)
+            and self.max_wall_s > 0
+        ):
+            raise UserError(
+                f"Budget.max_wall_s must be a positive number of seconds or None, got {self.max_wall_s!r}"
+            )
+
+
+def _as_observation(obs: Observation | str) -> Observation:
+    return obs if isinstance(obs, Observation) else Observation(str(obs))
+
+
+def _exhausted(budget: Budget, steps: int, tokens: int, started: float) -> str | None:
+    """The name of the budget that is spent, if any."""
+    if steps >= budget.max_steps:
+        return "max_steps"
+    if budget.max_tokens is not None and tokens >= budget.max_tokens:
+        return "max_tokens"
+    if budget.max_wall_s is not None and time.perf_counter() - started >= budget.max_wall_s:
+        return "max_wall_time"
+    return None
+
+
+def run_episode(
+    task_id: str,
+    env: Environment,
+    agent: Agent,
+    parser: ActionParser,
+    budget: Budget = Budget(),
+    *,
+    on_step: Callable[[Step], None] | None = None,
+) -> Episode:
+    """Run `agent` on `env` until it stops or `budget` runs out; score it; return the `Episode`."""
+    started = time.perf_counter()
+    episode = Episode(task_id=task_id, agent=agent.name)
+    tokens, answer = 0, None
+    try:
+        obs = _as_observation(env.reset())
+        agent.reset(task_id, obs.text)
+        while not episode.stop_reason:
+            spent = _exhausted(budget, len(episode.steps), tokens, started)
+            if spent:
+                episode.stop_reason = spent
+                break
+            t0 = time.perf_counter()
+            try:
+                reply = agent.act(obs)
+            except LLMError as e:
+                episode.stop_reason, episode.meta["error"] = "error", str(e)
+                break
+            tokens += reply.call.prompt_tokens + reply.call.completion_tokens
+            step = Step(len(episode.steps), obs.text, reply.text, None, model_call=reply.call)
+            step.image = obs.image_file
+            episode.steps.append(step)
+            over = budget.max_tokens is not None and tokens >= budget.max_tokens
+            obs, episode.stop_reason, answer = _carry_out(step, env, parser, over_tokens=over)
+            step.wall_s = time.perf_counter() - t0
+            if on_step is not None:
+                on_step(step)
+        if episode.stop_reason not in ("done", "fail", "answer"):
+            episode.final_observation = obs.text  # what the agent never got to see
+        result = env.evaluate(answer)
+        episode.score = float(result)
+        episode.success = bool(result) if isinstance(result, bool) else episode.score >= 1.0
+        episode.answer = answer
+    finally:
+        env.close()
+        episode.wall_s = time.perf_counter() - started
+    return episode
+
+
+def _carry_out(
+    step: Step, env: Environment, parser: ActionParser, *, over_tokens: bool
+) -> tuple[Observation, str, str | None]:
+    """Parse the step's reply and act on it: (next observation, stop reason or '', answer)."""
+    try:
+        action = parser.parse(step.reply)
+    except ParseError as e:
+        step.parse_error = str(e)
+        return Observation(f"Your reply could not be read as an action: {e}"), "", None
+    step.action = {"kind": action.kind, "content": action.content, "language": action.language}
+    if action.terminal:
+        return Observation(""), action.kind, action.content if action.kind == "answer" else None
+    if over_tokens:  # the reply that crossed the token budget is not carried out
+        return Observation(""), "max_tokens", None
+    try:
+        outcome = env.step(action)
+    except InvalidAction as e:
+        step.info = {"invalid_action": str(e)}
+        return Observation(f"That action could not be carried out: {e}"), "", None
+    step.info = dict(outcome.info)
+    return _as_observation(outcome.observation), "env_done" if outcome.done else "", None
+
+
+def run_suite(
+    task_ids: Sequence[str],
+    make_env: Callable[[str], Environment],
+    agent: Agent,
+    parser: ActionParser,
+    budget: Budget = Budget(),
+    *,
+    episodes_file: Path | str | None = None,
+    progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
+) -> list[Episode]:
+    """`run_episode` over tasks, appending each finished episode to `episodes_file` (JSONL).
+
+    Rerunning with the same file resumes: tasks this agent already finished there are not rerun.
+    """
+    done: dict[str, Episode] = {}
+    if episodes_file is not None:
+        done = {e.task_id: e for e in read_episodes(episodes_file) if e.agent == agent.name}
+    out = []
+    todo = [t for t in task_ids if t not in done]
+    for task_id in progress(todo) if progress else todo:
+        episode = run_episode(task_id, make_env(task_id), agent, parser, budget)
+        if episodes_file is not None:
+            write_episodes(episodes_file, [episode])
+        done[task_id] = episode
+    for task_id in task_ids:
+        out.append(done[task_id])
+    return out
+
+
+class LLMAgent:
+    """An agent whose replies come from a `ChatModel`.
+
+    Messages: the system prompt (with the accepted action formats), then the conversation; with
+    `history_turns` set, only the last that many observation/reply pairs are kept (ScienceBoard
+    keeps 3). An observation's image is attached when the model can see images; otherwise the
+    observation's text alone is sent (its image is never silently dropped for a vision model).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        system_prompt: str,
+        parser: ActionParser,
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        history_turns: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        if history_turns is not None and history_turns < 1:
+            raise UserError(f"history_turns must be a positive int or None, got {history_turns!r}")
+        self.model = model
+        self.system_prompt = f"{system_prompt.rstrip()}\n\n{parser.formats()}"
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.history_turns = history_turns
+        self.name = name or f"llm:{model.name}"
+        self._turns: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+    def reset(self, task_id: str, instruction: str) -> None:
+        """Forget the previous episode."""
+        self._turns = []
+
+    def _user(self, obs: Observation) -> dict[str, Any]:
+        if obs.image is not None and self.model.supports_images:
+            return {"role": "user", "content": [{"type": "text", "text": obs.text}, image_part(obs.image)]}
+        return {"role": "user", "content": obs.text}
+
+    def messages(self, obs: Observation) -> list[dict[str, Any]]:
+        """The chat messages for the next reply."""
+        turns = self._turns[-self.history_turns :] if self.history_turns else self._turns
+        convo = [m for pair in turns for m in pair]
+        return [{"role": "system", "content": self.system_prompt}, *convo, self._user(obs)]
+
+    def act(self, observation: Observation) -> AgentReply:
+        """Ask the model for the next reply."""
+        start = time.perf_counter()
+        [c] = self.model.chat(
+            self.messages(observation),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
+        call = ModelCall(
+            c.usage.get("prompt_tokens", 0), c.usage.get("completion_tokens", 0), time.perf_counter() - start
+        )
+        # history keeps the text only: old screenshots are not resent
+        self._turns.append(
+            ({"role": "user", "content": observation.text}, {"role": "assistant", "content": c.text})
+        )
+        return AgentReply(c.text, call)
+

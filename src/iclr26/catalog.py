@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from iclr26.core.errors import UserError
 from iclr26.core.system import RunFn, System
 
 
@@ -178,13 +179,20 @@ def implemented_system(name: str, *, presets: Mapping[str, Any], run: RunFn) -> 
     )
 
 
+class UnknownSystem(UserError, KeyError):
+    """A system name that is not in the catalog."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError would quote the message
+
+
 def get_system(name: str) -> System:
-    """The catalog's System for `name` (implemented or planned); unknown names raise KeyError."""
+    """The catalog's System for `name` (implemented or planned); unknown names raise `UnknownSystem`."""
     by_name = {p.name: p for p in PAPERS}
     if name not in by_name:
         close = difflib.get_close_matches(name, by_name, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"no system named {name!r}{hint} (`iclr26 list` shows all 19)")
+        raise UnknownSystem(f"no system named {name!r}{hint} (`iclr26 list` shows all 19)")
     paper = by_name[name]
     if importlib.util.find_spec(f"iclr26.{name}") is None:
         return _planned(paper)

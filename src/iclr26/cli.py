@@ -9,12 +9,14 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from iclr26.catalog import all_systems, get_system
-from iclr26.core.config import ConfigError, parse_overrides
+from iclr26.core.config import parse_overrides
+from iclr26.core.errors import UserError
 from iclr26.core.records import format_cell, load_record, markdown_table, now_stamp, write_report
-from iclr26.core.runner import SystemNotImplemented, run_system
+from iclr26.core.runner import run_system
 
 app = typer.Typer(
     add_completion=False,
@@ -26,7 +28,8 @@ console = Console() if Console().is_terminal else Console(width=160)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    # one line, however long: no wrapping, and brackets in the message are text, not markup
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -53,18 +56,17 @@ def run(
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/NAME/<stamp>); reuse to resume.")
     ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
 ) -> None:
     """Run one system's preset and write results.json, report.md and figures."""
     try:
         system = get_system(name)
         overrides = parse_overrides(set_ or [])
         record, run_dir = run_system(system, preset, overrides, out=out, console=console)
-    except KeyError as e:
-        raise _fail(e.args[0]) from None
-    except SystemNotImplemented as e:
-        raise _fail(str(e)) from None
-    except ConfigError as e:
-        raise _fail(str(e)) from None
+    except UserError as e:
+        if debug:
+            raise
+        raise _fail(str(e), e.exit_code) from None
     console.print(f"[bold green]done[/] in {record.wall_time_s:.1f} s → {run_dir / 'report.md'}")
 
 
@@ -138,7 +140,7 @@ def report(
     """Re-render report.md from a run folder's results.json."""
     try:
         record = load_record(run_dir)
-    except (FileNotFoundError, ValueError) as e:
+    except (FileNotFoundError, ValueError, UserError) as e:
         raise _fail(str(e)) from None
     path = write_report(run_dir, record)
     console.print(f"wrote {path}")

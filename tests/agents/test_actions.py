@@ -35,7 +35,10 @@ def test_code_block_errors(text, match):
 
 
 def test_json_against_a_schema():
-    assert parse_json_action('Sure: {"tool": "click", "x": 3} done', SCHEMA).content == {"tool": "click", "x": 3}
+    assert parse_json_action('Sure: {"tool": "click", "x": 3} done', SCHEMA).content == {
+        "tool": "click",
+        "x": 3,
+    }
     fenced = 'Here:\n```json\n{"tool": "type"}\n```'
     assert parse_json_action(fenced, SCHEMA).content == {"tool": "type"}
     # braces inside strings do not confuse the span finder
@@ -67,7 +70,9 @@ def test_parser_order_and_messages():
     p = ActionParser(controls=("DONE", "FAIL"))
     assert p.parse("```bash\nls\n```").kind == "code"
     assert p.parse("```bash\nls\n```\nDONE").kind == "done"  # a reply that says DONE is done
-    with pytest.raises(ParseError, match=r"no fenced code block.*Reply with a ```bash code block, or one of DONE"):
+    with pytest.raises(
+        ParseError, match=r"no fenced code block.*Reply with a ```bash code block, or one of DONE"
+    ):
         p.parse("let me think")
     with pytest.raises(ParseError, match="reply is empty"):
         p.parse("   ")

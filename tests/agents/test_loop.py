@@ -32,7 +32,12 @@ from iclr26.core.errors import UserError
 TASKS = {
     t.task_id: t
     for t in [
-        ShellTask("make-file", "Create hello.txt containing the word hello.", "grep -qx hello hello.txt", "echo hello > hello.txt"),
+        ShellTask(
+            "make-file",
+            "Create hello.txt containing the word hello.",
+            "grep -qx hello hello.txt",
+            "echo hello > hello.txt",
+        ),
         ShellTask(
             "sum-column",
             "Write the sum of the numbers in data.csv's second column to total.txt.",
@@ -140,7 +145,9 @@ def test_budget_validation():
 @pytest.mark.debian("bubblewrap")
 def test_oracle_passes_every_shell_task_and_null_none(tmp_path):
     make = lambda t: ShellEnvironment(TASKS[t])  # noqa: E731
-    oracle = run_suite(list(TASKS), make, OracleAgent({t: TASKS[t].oracle_replies() for t in TASKS}), SHELL_PARSER)
+    oracle = run_suite(
+        list(TASKS), make, OracleAgent({t: TASKS[t].oracle_replies() for t in TASKS}), SHELL_PARSER
+    )
     null = run_suite(list(TASKS), make, NullAgent(), SHELL_PARSER)
     check = check_suite(oracle, null)
     assert check.valid and check.describe().startswith("valid: the oracle passes 3/3")
@@ -155,11 +162,15 @@ def test_a_broken_task_makes_the_suite_invalid():
     impossible = ShellTask("impossible", "Make 1 equal 2.", "test 1 = 2", "echo no")
     tasks = {t.task_id: t for t in (trivial, impossible)}
     make = lambda t: ShellEnvironment(tasks[t])  # noqa: E731
-    oracle = run_suite(list(tasks), make, OracleAgent({t: tasks[t].oracle_replies() for t in tasks}), SHELL_PARSER)
+    oracle = run_suite(
+        list(tasks), make, OracleAgent({t: tasks[t].oracle_replies() for t in tasks}), SHELL_PARSER
+    )
     null = run_suite(list(tasks), make, NullAgent(), SHELL_PARSER)
     check = check_suite(oracle, null)
     assert not check.valid
-    assert check.describe() == "INVALID task suite: the oracle fails impossible; the null agent passes trivial"
+    assert (
+        check.describe() == "INVALID task suite: the oracle fails impossible; the null agent passes trivial"
+    )
     with pytest.raises(UserError, match="INVALID"):
         check.raise_if_invalid()
 
@@ -184,7 +195,10 @@ def test_episodes_round_trip_and_a_torn_last_line(tmp_path):
         f.write('{"task_id": "half')  # a crash mid-write
     back = read_episodes(path)
     assert len(back) == 2 and back[0].to_json() == ep.to_json()
-    assert back[0].prompt_tokens == 15 and json.loads(path.read_text().splitlines()[0])["completion_tokens"] == 15
+    assert (
+        back[0].prompt_tokens == 15
+        and json.loads(path.read_text().splitlines()[0])["completion_tokens"] == 15
+    )
 
 
 def test_html_viewer_shows_every_step_escaped():
@@ -198,7 +212,9 @@ def test_html_viewer_shows_every_step_escaped():
 @pytest.mark.debian("bubblewrap")
 def test_llm_agent_on_a_shell_task_records_real_model_calls(smollm2):
     agent = LLMAgent(smollm2, "You operate a Linux shell to solve tasks.", SHELL_PARSER, max_tokens=48)
-    ep = run_episode("make-file", ShellEnvironment(TASKS["make-file"]), agent, SHELL_PARSER, Budget(max_steps=3))
+    ep = run_episode(
+        "make-file", ShellEnvironment(TASKS["make-file"]), agent, SHELL_PARSER, Budget(max_steps=3)
+    )
     assert 1 <= len(ep.steps) <= 3 and ep.stop_reason in ("max_steps", "done", "fail")
     assert all(s.model_call.prompt_tokens > 20 and s.model_call.completion_tokens > 0 for s in ep.steps)
     # the conversation grows: each step's prompt holds the earlier turns

@@ -288,4 +288,3 @@ class LLMAgent:
             ({"role": "user", "content": observation.text}, {"role": "assistant", "content": c.text})
         )
         return AgentReply(c.text, call)
-

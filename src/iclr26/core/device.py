@@ -6,24 +6,31 @@ import re
 
 import torch
 
+from iclr26.core.config import ConfigError
+from iclr26.core.errors import UserError
+
 _DEVICE = re.compile(r"^(cpu|cuda(:\d+)?|auto)$")
+
+
+class DeviceUnavailable(UserError, RuntimeError):
+    """The device asked for is not there (no CUDA build, no GPU, or too few GPUs)."""
 
 
 def resolve_device(name: str = "cpu") -> torch.device:
     """Turn `cpu`, `cuda`, `cuda:N` or `auto` into a torch.device, with a clear error if absent."""
     if not isinstance(name, str) or not _DEVICE.match(name):
-        raise ValueError(f"device must be one of cpu, cuda, cuda:N, auto; got {name!r}")
+        raise ConfigError(f"device must be one of cpu, cuda, cuda:N, auto; got {name!r}")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise RuntimeError(
+            raise DeviceUnavailable(
                 f"device={name!r} was asked for but torch sees no CUDA device "
                 f"(torch {torch.__version__}); use device=cpu, or install a CUDA build of torch"
             )
         index = int(name.split(":")[1]) if ":" in name else 0
         if index >= torch.cuda.device_count():
-            raise RuntimeError(
+            raise DeviceUnavailable(
                 f"device={name!r}: only {torch.cuda.device_count()} CUDA device(s) are visible"
             )
     return torch.device(name)

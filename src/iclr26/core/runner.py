@@ -11,7 +11,9 @@ from pathlib import Path
 from rich.console import Console
 
 from iclr26.core.config import ConfigError, config_to_dict
+from iclr26.core.device import resolve_device
 from iclr26.core.distributed import launch_env
+from iclr26.core.errors import UserError
 from iclr26.core.records import (
     RESULTS_FILE,
     Report,
@@ -25,7 +27,7 @@ from iclr26.core.records import (
 from iclr26.core.system import RunContext, System
 
 
-class SystemNotImplemented(RuntimeError):
+class SystemNotImplemented(UserError, RuntimeError):
     """Raised when asked to run a system whose status is `planned`."""
 
 
@@ -69,15 +71,27 @@ def run_system(
         )
     console = console or Console()
     config = system.config(preset, overrides)  # ConfigError names the bad field
+    if isinstance(getattr(config, "device", None), str):
+        resolve_device(config.device)  # a missing GPU is a one-line error before any work
     rank, world, _ = launch_env()
     if out is None and world > 1:
         raise ConfigError("under torchrun/accelerate give --out, so that all ranks share one run folder")
-    if out is None:
-        run_dir = make_run_dir(runs_root, system.name)
-    else:
-        # rank 0 owns the folder; other ranks keep their own record and checkpoints in rank<r>/
-        run_dir = Path(out) if rank == 0 else Path(out) / f"rank{rank}"
-        run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if out is None:
+            run_dir = make_run_dir(runs_root, system.name)
+        else:
+            # rank 0 owns the folder; other ranks keep their own record and checkpoints in rank<r>/
+            run_dir = Path(out) if rank == 0 else Path(out) / f"rank{rank}"
+            run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        where = out if out is not None else runs_root
+        raise UserError(
+            f"cannot write the run folder under {where}: {e.strerror or e}; give a writable --out"
+        ) from e
+    if out is not None:
         _check_resumable(run_dir, system.name, preset, config_to_dict(config))
     seed = getattr(config, "seed", None)
     record = RunRecord(

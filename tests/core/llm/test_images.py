@@ -57,7 +57,9 @@ def test_bad_images_name_the_problem(bad, match):
 def test_user_message_and_has_images():
     m = user_message("What is it?", np.zeros((2, 2, 3), np.uint8))
     assert m["content"][0] == {"type": "text", "text": "What is it?"} and has_images([m])
-    assert user_message("plain") == {"role": "user", "content": "plain"} and not has_images([user_message("x")])
+    assert user_message("plain") == {"role": "user", "content": "plain"} and not has_images(
+        [user_message("x")]
+    )
 
 
 @pytest.mark.llm
@@ -100,7 +102,9 @@ def test_vision_request_wire_format():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        client = OpenAIChatModel(f"http://127.0.0.1:{server.server_address[1]}/v1", model="Qwen/Qwen2.5-VL-7B-Instruct")
+        client = OpenAIChatModel(
+            f"http://127.0.0.1:{server.server_address[1]}/v1", model="Qwen/Qwen2.5-VL-7B-Instruct"
+        )
         red = np.zeros((6, 6, 3), np.uint8)
         red[..., 0] = 255
         [c] = client.chat([user_message("What colour?", red)], max_tokens=8)

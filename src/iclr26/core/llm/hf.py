@@ -4,7 +4,6 @@ gradients or direct access to the model; and the SmolLM2 GGUF converted once to 
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 import torch
 
+from iclr26.core.cache_dir import user_cache_dir
 from iclr26.core.llm.base import (
     Completion,
     LLMError,
@@ -27,14 +27,6 @@ from iclr26.core.llm.base import (
 )
 from iclr26.core.llm.embedded import smollm2_gguf_path
 from iclr26.core.llm.usage import UsageMeter
-
-
-def user_cache_dir() -> Path:
-    """`$ICLR26_CACHE`, else `$XDG_CACHE_HOME/iclr26`, else `~/.cache/iclr26`."""
-    if os.environ.get("ICLR26_CACHE"):
-        return Path(os.environ["ICLR26_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "iclr26"
 
 
 def smollm2_hf_dir(cache_dir: Path | None = None) -> Path:

@@ -19,9 +19,8 @@ def pytest_runtest_setup(item):
 
 @pytest.fixture(scope="session")
 def smollm2():
-    """The embedded SmolLM2-135M-Instruct on xllamacpp, shared by the whole test session."""
-    from iclr26.core.llm import EmbeddedChatModel
+    """The embedded SmolLM2-135M-Instruct on xllamacpp: the process-wide shared instance, the
+    same one `get_chat_model("embedded")` and every run in this process use."""
+    from iclr26.core.llm import shared_embedded_model
 
-    model = EmbeddedChatModel(n_ctx=4096, n_parallel=4)
-    yield model
-    model.close()
+    return shared_embedded_model()

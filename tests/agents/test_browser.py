@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import os
 import socket
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import pytest
 
 from iclr26.agents.browser import headless_chromium, serve_folder
 from iclr26.core.config import ConfigError
+from tests.agents.procs import all_dead, chromium_pids
 
 INDEX = """<!doctype html>
 <html><head><title>LiveWeb fixture</title>
@@ -76,28 +76,6 @@ def _descendants(pid: int) -> dict[int, str]:
             if parent == p and child not in found:
                 found[child] = names[child]
                 frontier.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
-
-
-def _chromium_pids() -> set[int]:
-    """Live processes named like chromium (its crashpad handlers daemonize to pid 1)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and _alive(int(entry)):
-            try:
-                if "chrom" in Path(f"/proc/{entry}/comm").read_text():
-                    found.add(int(entry))
-            except FileNotFoundError:
-                continue
     return found
 
 
@@ -199,7 +177,7 @@ def test_screenshot_has_the_viewport_size_and_the_red_div(browser, base_url: str
 def test_teardown_after_a_raising_body_leaves_no_chromium_and_closes_the_port(site: Path) -> None:
     me = os.getpid()
     before = set(_descendants(me))
-    chromium_before = _chromium_pids()
+    chromium_before = chromium_pids()
     seen: dict[str, object] = {}
 
     def body() -> None:
@@ -209,7 +187,7 @@ def test_teardown_after_a_raising_body_leaves_no_chromium_and_closes_the_port(si
             page.goto(f"{base}/index.html")
             assert page.inner_text("#title") == "Acme Widgets"
             spawned = {pid: name for pid, name in _descendants(me).items() if pid not in before}
-            spawned.update({pid: "chromium" for pid in _chromium_pids() - chromium_before})
+            spawned.update({pid: "chromium" for pid in chromium_pids() - chromium_before})
             seen["spawned"] = spawned
             raise RuntimeError("boom")
 
@@ -221,10 +199,6 @@ def test_teardown_after_a_raising_body_leaves_no_chromium_and_closes_the_port(si
     assert isinstance(spawned, dict)
     assert any("chrom" in name for name in spawned.values()), spawned
     # Checked by pid, not as our descendants: a chromium orphaned by its driver would be re-parented.
-    deadline = time.monotonic() + 3  # crashpad handlers notice their browser's exit a moment later
-    while (
-        alive := {pid: name for pid, name in spawned.items() if _alive(pid)}
-    ) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert alive == {}
+    # crashpad handlers notice their browser's exit a moment later
+    assert all_dead(set(spawned), within=3.0) == set()
     assert not _port_open(str(seen["base"]))

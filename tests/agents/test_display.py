@@ -17,6 +17,7 @@ import pytest
 
 from iclr26.agents.display import VirtualDisplay
 from iclr26.core.config import ConfigError
+from tests.agents.procs import alive, all_dead, chromium_pids
 
 # A Tk window at (0, 0) without a window manager: a red band on top, an entry and a button below.
 # It prints "ready x y w h" (the entry's box on screen) once drawn, then one line per event.
@@ -71,15 +72,6 @@ def _launch_tk(screen: VirtualDisplay) -> tuple[subprocess.Popen[str], queue.Que
     ready = _next_line(lines, proc)
     assert ready.startswith("ready "), ready
     return proc, lines, tuple(int(v) for v in ready.split()[1:])
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 @pytest.mark.parametrize(
@@ -169,7 +161,7 @@ def test_move_and_mouse_position_and_bounds() -> None:
         assert screen.mouse_position() == (123, 45)
         screen.move(299, 199)
         assert screen.mouse_position() == (299, 199)
-        with pytest.raises(ConfigError, match=r"^x must be in \[0, 299\], got 300"):
+        with pytest.raises(ConfigError, match=r"^x must be an int in \[0, 299\], got 300"):
             screen.click(300, 10)
         with pytest.raises(ConfigError, match=r"^y "):
             screen.move(0, -1)
@@ -188,36 +180,15 @@ def test_teardown_after_a_raising_body_leaves_nothing() -> None:
         number = screen.display[1:]
         sleeper = screen.launch(["sh", "-c", "sleep 60 & sleep 60; wait"])
         raise RuntimeError("boom")
-    assert not _alive(xvfb_pid)
+    assert not alive(xvfb_pid)
     assert sleeper.poll() is not None
     assert not any(
-        _alive(int(p)) for p in os.listdir("/proc") if p.isdigit() and _in_group(int(p), sleeper.pid)
+        alive(int(p)) for p in os.listdir("/proc") if p.isdigit() and _in_group(int(p), sleeper.pid)
     )
     assert not Path(f"/tmp/.X11-unix/X{number}").exists()
     assert not Path(f"/tmp/.X{number}-lock").exists()
     assert not screen.running
     screen.close()  # idempotent
-
-
-def _chromium_pids() -> set[int]:
-    """Live processes named like chromium (its crashpad handlers daemonize out of our group)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and _alive(int(entry)):
-            try:
-                if "chrom" in Path(f"/proc/{entry}/comm").read_text():
-                    found.add(int(entry))
-            except FileNotFoundError:
-                continue
-    return found
-
-
-def _all_dead(pids: set[int], within: float = 3.0) -> set[int]:
-    """The pids among `pids` still alive after waiting up to `within` seconds."""
-    deadline = time.monotonic() + within
-    while (alive := {p for p in pids if _alive(p)}) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return alive
 
 
 def _in_group(pid: int, pgid: int) -> bool:
@@ -241,7 +212,7 @@ def test_start_timeout_error_carries_the_reason_and_stops_xvfb() -> None:
 @pytest.mark.debian("xvfb", "xdotool", "chromium")
 def test_chromium_kiosk_on_the_display_and_its_processes_die_on_close() -> None:
     page = "data:text/html,<title>iclr26-red</title><body style='margin:0;background:%23ff0000'></body>"
-    before = _chromium_pids()
+    before = chromium_pids()
     with tempfile.TemporaryDirectory() as profile, VirtualDisplay(480, 320) as screen:
         browser = screen.launch(
             [
@@ -266,6 +237,6 @@ def test_chromium_kiosk_on_the_display_and_its_processes_die_on_close() -> None:
         assert image.getpixel((5, 315)) == (255, 0, 0)
         group = {int(p) for p in os.listdir("/proc") if p.isdigit() and _in_group(int(p), browser.pid)}
         assert len(group) > 1  # Chromium's zygote, GPU and renderer processes
-        spawned = group | (_chromium_pids() - before)
+        spawned = group | (chromium_pids() - before)
     assert browser.poll() is not None
-    assert _all_dead(spawned) == set()
+    assert all_dead(spawned) == set()

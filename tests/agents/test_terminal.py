@@ -11,21 +11,13 @@ import pytest
 from iclr26.agents.sandbox import Sandbox, SandboxLimits
 from iclr26.agents.terminal import TerminalSession, TerminalTimeout
 from iclr26.core.errors import UserError
+from tests.agents.procs import alive
 
 pytestmark = pytest.mark.debian("tmux")
 
 
 def _lines(screen: str) -> list[str]:
     return [line.rstrip() for line in screen.splitlines()]
-
-
-def _alive(pid: int) -> bool:
-    """`pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def _has_session(socket_path: str) -> int:
@@ -93,10 +85,10 @@ def test_close_kills_the_server_and_the_shell(tmp_path):
     term = TerminalSession(tmp_path).start()
     socket_path, pid = str(term.socket), term.pane_pid
     term.run("sleep 100 &")
-    assert _has_session(socket_path) == 0 and _alive(pid)
+    assert _has_session(socket_path) == 0 and alive(pid)
     term.close()
     assert _has_session(socket_path) != 0  # no server answers on that socket any more
-    assert not _alive(pid)
+    assert not alive(pid)
     assert not os.path.exists(socket_path)
     assert not term.alive
     term.close()  # idempotent
@@ -140,5 +132,5 @@ def test_a_sandboxed_terminal_has_no_network_and_writes_only_its_workdir():
         assert "still-usable" in _lines(term.run("echo still-usable", timeout_s=5))
         pid = term.pane_pid
         socket_path = str(term.socket)
-    assert not _alive(pid)  # bwrap, and with it the sandbox's pid namespace, is gone
+    assert not alive(pid)  # bwrap, and with it the sandbox's pid namespace, is gone
     assert _has_session(socket_path) != 0

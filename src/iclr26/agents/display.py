@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from iclr26.core.config import ConfigError
 from iclr26.core.sysdeps import require
+from iclr26.core.validate import check_int
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -42,15 +43,6 @@ _KEY_COMBO = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")  # xdotool keysyms
 
 class XdotoolError(RuntimeError):
     """An `xdotool` command failed on the virtual display; the message carries its stderr."""
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> int:
-    """`value` as an int in [low, high], else a ConfigError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be in [{low}, {high}], got {value}")
-    return value
 
 
 class VirtualDisplay:
@@ -69,8 +61,8 @@ class VirtualDisplay:
     def __init__(
         self, width: int = 1280, height: int = 800, depth: int = 24, *, start_timeout: float = 10.0
     ) -> None:
-        self.width = _check_int("width", width, 1, _MAX_SIDE)
-        self.height = _check_int("height", height, 1, _MAX_SIDE)
+        self.width = check_int("width", width, 1, _MAX_SIDE)
+        self.height = check_int("height", height, 1, _MAX_SIDE)
         if depth not in _DEPTHS:
             raise ConfigError(
                 f"depth must be one of {_DEPTHS} (Pillow's X11 grab reads 24-bit only), got {depth!r}"
@@ -281,8 +273,8 @@ class VirtualDisplay:
         return done.stdout
 
     def _check_point(self, x: int, y: int) -> None:
-        _check_int("x", x, 0, self.width - 1)
-        _check_int("y", y, 0, self.height - 1)
+        check_int("x", x, 0, self.width - 1)
+        check_int("y", y, 0, self.height - 1)
 
     def move(self, x: int, y: int) -> None:
         """Move the pointer to screen pixel (x, y)."""
@@ -292,15 +284,15 @@ class VirtualDisplay:
     def click(self, x: int, y: int, button: int = 1, repeat: int = 1) -> None:
         """Move to (x, y) and click `button` (1 left, 2 middle, 3 right, 4/5 wheel) `repeat` times."""
         self._check_point(x, y)
-        _check_int("button", button, 1, 9)
-        _check_int("repeat", repeat, 1, 10)
+        check_int("button", button, 1, 9)
+        check_int("repeat", repeat, 1, 10)
         self._xdotool(["mousemove", str(x), str(y), "click", "--repeat", str(repeat), str(button)])
 
     def type_text(self, text: str, delay_ms: int = 12) -> None:
         """Type `text` into the window under keyboard focus, `delay_ms` between keystrokes."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        _check_int("delay_ms", delay_ms, 0, 10_000)
+        check_int("delay_ms", delay_ms, 0, 10_000)
         if text:
             self._xdotool(["type", "--delay", str(delay_ms), "--", text])
 

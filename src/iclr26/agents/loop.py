@@ -13,7 +13,6 @@ environment then scores the episode (`evaluate`), whatever stopped it.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from iclr26.agents.actions import Action, ActionParser, InvalidAction, ParseErro
 from iclr26.agents.episode import Episode, ModelCall, Step, read_episodes, write_episodes
 from iclr26.core.errors import UserError
 from iclr26.core.llm import ChatModel, LLMError, image_part
+from iclr26.core.validate import check_int, check_seconds
 
 
 @dataclass(frozen=True)
@@ -95,18 +95,9 @@ class Budget:
     max_wall_s: float | None = None  # wall clock of the whole episode, seconds
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_steps, int) or isinstance(self.max_steps, bool) or self.max_steps < 1:
-            raise UserError(f"Budget.max_steps must be a positive int, got {self.max_steps!r}")
-        if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or self.max_tokens < 1):
-            raise UserError(f"Budget.max_tokens must be a positive int or None, got {self.max_tokens!r}")
-        if self.max_wall_s is not None and not (
-            isinstance(self.max_wall_s, int | float)
-            and math.isfinite(self.max_wall_s)
-            and self.max_wall_s > 0
-        ):
-            raise UserError(
-                f"Budget.max_wall_s must be a positive number of seconds or None, got {self.max_wall_s!r}"
-            )
+        check_int("Budget.max_steps", self.max_steps, 1)
+        check_int("Budget.max_tokens", self.max_tokens, 1, optional=True)
+        check_seconds("Budget.max_wall_s", self.max_wall_s, optional=True)
 
 
 def _as_observation(obs: Observation | str) -> Observation:

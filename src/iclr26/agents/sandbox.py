@@ -72,7 +72,6 @@ Not thread-safe: one `Sandbox` runs one command at a time.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import pwd
 import re
@@ -91,8 +90,8 @@ from types import TracebackType
 from typing import Literal
 
 from iclr26.core import sysdeps
-from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
+from iclr26.core.validate import check_int, check_seconds
 
 Reason = Literal["timeout", "episode_timeout", "cpu", "memory", "file_size", "processes", "open_files"]
 
@@ -150,32 +149,15 @@ class SandboxLimits:
     output_bytes: int = 64 * _KIB  # output kept per command: first and last half, the middle is cut
 
     def __post_init__(self) -> None:
-        _check_seconds("timeout_s", self.timeout_s, optional=False)
-        _check_seconds("episode_s", self.episode_s, optional=True)
-        _check_int("cpu_s", self.cpu_s, minimum=1, unit="seconds")
-        _check_int("memory_bytes", self.memory_bytes, minimum=16 * _MIB, unit="bytes")
-        _check_int("max_processes", self.max_processes, minimum=8, unit="processes")
-        _check_int("file_size_bytes", self.file_size_bytes, minimum=_KIB, unit="bytes")
-        _check_int("open_files", self.open_files, minimum=16, unit="descriptors")
-        _check_int("tmpfs_bytes", self.tmpfs_bytes, minimum=_MIB, unit="bytes", optional=False)
-        _check_int("output_bytes", self.output_bytes, minimum=64, unit="bytes", optional=False)
-
-
-def _check_seconds(name: str, value: object, *, optional: bool) -> None:
-    if value is None and optional:
-        return
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    if not ok:
-        allowed = "a positive finite number of seconds" + (" or None (no limit)" if optional else "")
-        raise ConfigError(f"SandboxLimits.{name} must be {allowed}, got {value!r}")
-
-
-def _check_int(name: str, value: object, *, minimum: int, unit: str, optional: bool = True) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        allowed = f"an int >= {minimum} ({unit})" + (" or None (no limit)" if optional else "")
-        raise ConfigError(f"SandboxLimits.{name} must be {allowed}, got {value!r}")
+        check_seconds("SandboxLimits.timeout_s", self.timeout_s)
+        check_seconds("SandboxLimits.episode_s", self.episode_s, optional=True)
+        check_int("SandboxLimits.cpu_s", self.cpu_s, 1, unit="seconds", optional=True)
+        check_int("SandboxLimits.memory_bytes", self.memory_bytes, 16 * _MIB, unit="bytes", optional=True)
+        check_int("SandboxLimits.max_processes", self.max_processes, 8, unit="processes", optional=True)
+        check_int("SandboxLimits.file_size_bytes", self.file_size_bytes, _KIB, unit="bytes", optional=True)
+        check_int("SandboxLimits.open_files", self.open_files, 16, unit="descriptors", optional=True)
+        check_int("SandboxLimits.tmpfs_bytes", self.tmpfs_bytes, _MIB, unit="bytes")
+        check_int("SandboxLimits.output_bytes", self.output_bytes, 64, unit="bytes")
 
 
 @dataclass(frozen=True)
@@ -411,7 +393,7 @@ class Sandbox:
         if not isinstance(command, str):
             raise TypeError(f"command must be a str (a bash command line), got {type(command).__name__}")
         if timeout_s is not None:
-            _check_seconds("timeout_s", timeout_s, optional=False)
+            check_seconds("timeout_s", timeout_s)
         limit = self.limits.timeout_s if timeout_s is None else float(timeout_s)
         remaining = self.remaining_s
         if remaining is not None and remaining <= 0:

@@ -44,6 +44,7 @@ from types import TracebackType
 from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
+from iclr26.core.validate import check_int
 
 DEFAULT_SHELL: tuple[str, ...] = ("bash", "--noprofile", "--norc", "-i")
 _SESSION = "main"  # the one session on our private server
@@ -87,9 +88,9 @@ class TerminalSession:
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
-        _check_int("width", width, 20, 1000)
-        _check_int("height", height, 5, 1000)
-        _check_int("history_lines", history_lines, 0, 10_000_000)
+        check_int("width", width, 20, 1000)
+        check_int("height", height, 5, 1000)
+        check_int("history_lines", history_lines, 0, 10_000_000)
         if sandbox is not None and not isinstance(sandbox, Sandbox):
             raise TypeError(f"sandbox must be a Sandbox, got {type(sandbox).__name__}")
         if cwd is None:
@@ -337,11 +338,6 @@ class TerminalSession:
                 f"tmux {what} failed (exit {done.returncode}): {done.stderr.strip() or 'no message'}"
             )
         return done
-
-
-def _check_int(name: str, value: object, lo: int, hi: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {value!r}")
 
 
 def _session_members(sid: int) -> list[int]:

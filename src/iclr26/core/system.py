@@ -34,7 +34,7 @@ class RunContext:
 
     out_dir: Path
     console: Console = field(default_factory=Console)
-    models: list[Any] = field(default_factory=list)  # chat models made by `chat_model`
+    models: list[tuple[Any, Any]] = field(default_factory=list)  # (model, its usage when made)
 
     def chat_model(
         self,
@@ -45,13 +45,14 @@ class RunContext:
         max_concurrency: int | None = None,
     ) -> Any:
         """A chat model for this run (`iclr26.core.llm.get_chat_model`) whose token and time usage
-        goes into results.json (`llm_usage`). With `cache`, answers are kept in the run folder's
-        `llm-cache.sqlite`, so a resumed run never asks the same question twice."""
+        goes into results.json (`llm_usage`: what this run spent, also on a model shared with
+        other runs). With `cache`, answers are kept in the run folder's `llm-cache.sqlite`, so a
+        resumed run never asks the same question twice."""
         from iclr26.core.llm import get_chat_model
 
         db = self.out_dir / "llm-cache.sqlite" if cache else None
         model = get_chat_model(backend, path, cache=db, max_concurrency=max_concurrency)
-        self.models.append(model)
+        self.models.append((model, model.usage.total))
         return model
 
     def llm_usage(self) -> dict[str, float | int] | None:
@@ -61,13 +62,13 @@ class RunContext:
         from iclr26.core.llm import Usage
 
         total = Usage()
-        for m in self.models:
-            total = total + m.usage.total
+        for model, at_start in self.models:
+            total = total + (model.usage.total - at_start)
         return total.as_dict()
 
     def close_models(self) -> None:
         """Close the models made by `chat_model` (servers stopped, caches closed)."""
-        for m in self.models:
+        for m, _ in self.models:
             close = getattr(m, "close", None)
             if close is not None:
                 close()

@@ -26,7 +26,7 @@ from iclr26.core.llm.base import (
     TokenLogprob,
 )
 from iclr26.core.llm.cache import CachedChatModel, ResponseCache
-from iclr26.core.llm.embedded import EmbeddedChatModel, smollm2_gguf_path
+from iclr26.core.llm.embedded import EmbeddedChatModel, shared_embedded_model, smollm2_gguf_path
 from iclr26.core.llm.http import OpenAIChatModel
 from iclr26.core.llm.images import has_images, image_part, text_part, user_message
 from iclr26.core.llm.pool import chat_many
@@ -44,7 +44,8 @@ def get_chat_model(
 ) -> ChatModel:
     """The configured model: `auto` is HTTP when ICLR26_LLM_BASE_URL is set, else embedded.
 
-    `transformers` needs `path`, a local checkpoint folder. `cache` (a SQLite file) wraps the
+    `embedded` is the process-wide `shared_embedded_model()`. `transformers` needs `path`, a
+    local checkpoint folder. `cache` (a SQLite file) wraps the
     model in a `CachedChatModel`; `max_concurrency` bounds the HTTP backend's requests in flight.
     """
     if backend not in BACKENDS:
@@ -57,7 +58,7 @@ def get_chat_model(
             **({} if max_concurrency is None else {"max_concurrency": max_concurrency})
         )
     elif backend == "embedded":
-        model = EmbeddedChatModel()
+        model = shared_embedded_model()  # one llama.cpp server per process
     else:
         if not path:
             raise UserError("backend 'transformers' needs path=<local checkpoint folder>")
@@ -87,6 +88,7 @@ __all__ = [
     "get_chat_model",
     "has_images",
     "image_part",
+    "shared_embedded_model",
     "smollm2_gguf_path",
     "text_part",
     "user_message",

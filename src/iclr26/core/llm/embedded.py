@@ -8,6 +8,7 @@ systems for real; never present its quality as a method's.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -83,8 +84,12 @@ class EmbeddedChatModel(OpenAIWireModel):
         self._server = xllamacpp.Server(params)
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
 
+    shared = False  # the process-wide instance of `shared_embedded_model`: close() leaves it open
+
     def close(self) -> None:
-        """Stop the llama.cpp server and free the model."""
+        """Stop the llama.cpp server and free the model (the shared instance stays open)."""
+        if self.shared:
+            return
         server = getattr(self, "_server", None)
         if server is not None:
             self._server = None
@@ -117,3 +122,16 @@ class EmbeddedChatModel(OpenAIWireModel):
         # caller stops early is still counted exactly.
         payload = json.dumps({**body, "timings_per_token": True})
         return callback_chunks(lambda on_chunk: server.handle_chat_completions(payload, on_chunk))
+
+
+@functools.lru_cache(maxsize=1)
+def shared_embedded_model() -> EmbeddedChatModel:
+    """One embedded SmolLM2 server per process, shared by every run and test that asks for it.
+
+    Loading is cheap, but a second xllamacpp server in the same process can hang when one of the
+    two is freed, and one server already decodes `n_parallel` requests at once. Its `close()` is
+    a no-op; the server ends with the process.
+    """
+    model = EmbeddedChatModel()
+    model.shared = True
+    return model

@@ -38,6 +38,16 @@ class Usage:
             self.estimated_calls + other.estimated_calls,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls - other.calls,
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.wall_s - other.wall_s,
+            self.cached_calls - other.cached_calls,
+            self.estimated_calls - other.estimated_calls,
+        )
+
     def as_dict(self) -> dict[str, float | int]:
         """JSON-ready totals, with `total_tokens`."""
         return {**asdict(self), "wall_s": round(self.wall_s, 3), "total_tokens": self.total_tokens}

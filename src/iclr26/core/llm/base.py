@@ -15,7 +15,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
@@ -430,7 +429,6 @@ class OpenAIWireModel:
     supports_json_schema = True
     supports_logprobs = True
     native_n = True  # the server samples n choices in one request and counts all their tokens
-    parallel_requests = 4  # requests in flight at once when n > 1 is split (native_n False)
     name: str = "openai-wire"
     model: str | None = None
 
@@ -494,10 +492,10 @@ class OpenAIWireModel:
             return [dataclasses.replace(c, text=strip_echoed_prefix(c.text, prefix)) for c in got]
 
         if not self.native_n and n > 1:
-            # One request per sample, decoded side by side in the server's slots: llama.cpp's
-            # usage for an n > 1 request counts one choice only, so tokens would go missing.
-            with ThreadPoolExecutor(max_workers=min(n, self.parallel_requests)) as pool:
-                return [c for part in pool.map(lambda k: request(k, 1), range(n)) for c in part]
+            # One request per sample (seed + k), one after another: llama.cpp's usage for an n > 1
+            # request counts one choice only, and slots decoded side by side are batched
+            # differently from run to run, so seeded samples would not repeat.
+            return [c for k in range(n) for c in request(k, 1)]
         out: list[Completion] = []
         while len(out) < n:
             out.extend(request(len(out), n - len(out)))

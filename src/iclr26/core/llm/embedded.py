@@ -72,7 +72,6 @@ class EmbeddedChatModel(OpenAIWireModel):
         params.model.path = str(path)
         params.n_ctx = n_ctx  # shared by the slots: each gets n_ctx / n_parallel
         params.n_parallel = n_parallel
-        self.parallel_requests = n_parallel
         params.cpuparams.n_threads = n_threads or min(4, os.cpu_count() or 1)
         params.cpuparams_batch.n_threads = params.cpuparams.n_threads
         params.warmup = False

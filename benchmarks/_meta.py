@@ -43,7 +43,7 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     from iclr26.core.runner import run_system
 
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--preset", default="demo")
+    ap.add_argument("--preset", default="bench")
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
     ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
@@ -62,7 +62,7 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
         "notes": record.report.notes,
     }
     path.write_text(json.dumps(payload, indent=1) + "\n")
-    for fig in record.report.figures:  # e.g. frames.png -> results/frames_demo.png, for the README
+    for fig in record.report.figures:  # e.g. frames.png -> results/frames_bench.png, for the README
         src = run_dir / fig
         if src.is_file():
             suffix = f"_{args.preset}{'_' + args.tag if args.tag else ''}"

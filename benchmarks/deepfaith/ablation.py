@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/deepfaith_ablation"))
     args = ap.parse_args()
-    base = SYSTEM.config("demo", parse_overrides(args.overrides))
+    base = SYSTEM.config("bench", parse_overrides(args.overrides))
     args.out.mkdir(parents=True, exist_ok=True)
     ctx = RunContext(args.out)
     ranks: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
@@ -60,7 +60,7 @@ def main() -> None:
         "rows": rows,
         "note": "average rank of the variant among itself and the prior methods (1 = most faithful)",
     }
-    out = Path(__file__).parent / "results" / "ablation_demo.json"
+    out = Path(__file__).parent / "results" / "ablation_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=1) + "\n")
     print("| " + " | ".join(payload["columns"]) + " |")

@@ -1,7 +1,7 @@
 """DeepFaith vs the captum prior methods on every faithfulness metric, per task, with average ranks
 and per-input latency measured in the same run; saves the tables with provenance.
 
-    python benchmarks/deepfaith/run.py                  # the demo preset: 5 tasks, about 6 minutes on 2 cores
+    python benchmarks/deepfaith/run.py                  # the bench preset: 5 tasks, about 6 min on 2 cores
     python benchmarks/deepfaith/run.py --preset paper   # the paper-shaped explainer, more inputs (GPU)
 """
 

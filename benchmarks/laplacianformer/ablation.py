@@ -1,6 +1,6 @@
-"""Ablation of LaplacianAttention on the demo tasks: the local depthwise conv, the feature map
+"""Ablation of LaplacianAttention on the bench tasks: the local depthwise conv, the feature map
 (injective / row / none), λ and the Newton–Schulz iterations; 3 seeds each, same budget as the
-demo preset (so the default row equals the demo's `laplacian` row).
+bench preset (so the default row equals the bench run's `laplacian` row).
 
     python benchmarks/laplacianformer/ablation.py
 """
@@ -31,7 +31,7 @@ def main() -> None:
     for name, over in VARIANTS.items():
         out = Path("runs/benchmarks/laplacianformer-ablation") / name.split(" (")[0].replace(" ", "_")
         rec, _ = run_system(
-            SYSTEM, "demo", {"attentions": "laplacian", "scaling_lengths": "", **over}, out=out
+            SYSTEM, "bench", {"attentions": "laplacian", "scaling_lengths": "", **over}, out=out
         )
         t = rec.report.tables[0]
         row = dict(zip(t.columns, t.rows[0], strict=True))

@@ -1,7 +1,7 @@
 """Accuracy at equal parameters and CPU scaling: runs the `laplacianformer` preset and saves
 the tables with provenance.
 
-    python benchmarks/laplacianformer/accuracy.py                  # the demo preset (CPU)
+    python benchmarks/laplacianformer/accuracy.py                  # the bench preset (CPU)
     python benchmarks/laplacianformer/accuracy.py --preset paper   # GPU
 """
 

@@ -1,10 +1,10 @@
 """EPIC's δ × ensemble-size ablation: the paper's "coupling effect" (a moderate peer constraint δ keeps
-the policy in distribution, so a small critic ensemble suffices) on the demo preset's Pendulum data.
+the policy in distribution, so a small critic ensemble suffices) on the bench preset's Pendulum data.
 
     python benchmarks/pic/coupling.py                         # N ∈ {2, 10} × δ ∈ {0, 1, 3}, 2 seeds
     python benchmarks/pic/coupling.py --critics 2 5 10 --deltas 0 1 --seeds 3 --steps 5000
 
-Each cell is one `demo` run of EPIC alone (δ = 0 is EDAC's critic objective with EPIC's normalized
+Each cell is one `bench` run of EPIC alone (δ = 0 is EDAC's critic objective with EPIC's normalized
 actor loss, no constraint). The datasets are generated once into `--data-dir` and shared; finished
 runs are reused when the command is repeated (run folders under `--out`).
 """
@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--deltas", type=float, nargs="+", default=[0.0, 1.0, 3.0])
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--steps", type=int, default=3000)
-    ap.add_argument("--data-dir", default="runs/pic_data_demo")
+    ap.add_argument("--data-dir", default="runs/pic_data_bench")
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/pic_coupling"))
     a = ap.parse_args()
     t0, cells = time.time(), []
@@ -64,7 +64,7 @@ def main() -> None:
                 "data_dir": a.data_dir,
             }
             name = f"n{n}_delta{delta:g}_seeds{a.seeds}_steps{a.steps}"  # one folder per distinct run
-            _, run_dir = run_system(SYSTEM, "demo", over, out=a.out / name)
+            _, run_dir = run_system(SYSTEM, "bench", over, out=a.out / name)
             cells.append({"num_critics": n, "delta": delta, "run_dir": str(run_dir), **cell(run_dir)})
             print(f"N={n} δ={delta:g}: " + ", ".join(
                 f"{ds} {v['mean']:.1f} ± {v['sd']:.1f}" for ds, v in cells[-1].items() if isinstance(v, dict)

@@ -2,7 +2,7 @@
 dataset over seeds, learning curves and gradient steps/s measured in the same run; saves the
 tables with provenance.
 
-    python benchmarks/pic/run.py                       # the demo preset (Pendulum-v1), from nothing
+    python benchmarks/pic/run.py                       # the bench preset (Pendulum-v1), from nothing
     python benchmarks/pic/run.py --preset paper --set env_id=Walker2d-v5 --tag walker2d
 """
 

@@ -2,7 +2,7 @@
 pass@1, completion tokens and overthinking tokens per level over several seeds, training steps/s;
 saves the tables with provenance.
 
-    python benchmarks/repro_reward/run.py --set seeds=3          # the demo preset with 3 RL seeds
+    python benchmarks/repro_reward/run.py --set seeds=3          # the bench preset with 3 RL seeds
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def main() -> None:
     if not SFT.exists():
         raise SystemExit(f"{SFT} is missing: run benchmarks/scaf_grpo/run.py first")
     torch.set_num_threads(2)
-    cfg = SYSTEM.presets["demo"]
+    cfg = SYSTEM.presets["bench"]
     tok = CharTokenizer()
     model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
     model.load_state_dict(torch.load(SFT, weights_only=False)["model"])

@@ -1,7 +1,7 @@
 """Vanilla GRPO vs Scaf-GRPO on the arithmetic testbed: pass@1 / pass@k per difficulty level over
 several seeds, training steps/s; saves the tables with provenance.
 
-    python benchmarks/scaf_grpo/run.py --set seeds=3          # the demo preset with 3 RL seeds
+    python benchmarks/scaf_grpo/run.py --set seeds=3          # the bench preset with 3 RL seeds
 """
 
 from __future__ import annotations

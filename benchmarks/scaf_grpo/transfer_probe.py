@@ -1,7 +1,7 @@
 """How far is the pretrained policy from solving 4-digit problems unaided? The strongest signal
 Scaf-GRPO's grafted replacement can give is a correct worked 4-digit solution under the plain
 prompt. This probe applies exactly that, as supervised steps with GRPO's optimiser (AdamW,
-lr 5e-5, grad-norm clip 1), from the demo's pretrained checkpoint:
+lr 5e-5, grad-norm clip 1), from the bench preset's pretrained checkpoint:
 
 - `hard only`: 2 correct 4-digit solutions per step (what a hard-level-only RL batch rescues);
 - `mixed`: the same plus 6 correct 2-3-digit solutions per step (a mixed-level batch).
@@ -32,7 +32,7 @@ STEPS, EVERY, LR = 40, 10, 5e-5
 
 
 def probe(mixed: bool) -> list[dict]:
-    cfg = SYSTEM.presets["demo"]
+    cfg = SYSTEM.presets["bench"]
     tok = CharTokenizer()
     model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
     model.load_state_dict(torch.load(SFT, weights_only=False)["model"])

@@ -1,6 +1,6 @@
 """Variants from one pretrained checkpoint: learning rate, training on the hard level alone,
 grafting, the release's two-tier ladder (Planning off), Dr. GRPO's loss. Each variant runs the
-demo preset's RL and evaluation (both arms) with one change; the pretraining checkpoint of
+bench preset's RL and evaluation (both arms) with one change; the pretraining checkpoint of
 `run.py` is reused (same pretraining settings, so the same weights).
 
     python benchmarks/scaf_grpo/run.py          # first: pretrains and writes the checkpoint
@@ -22,7 +22,7 @@ from iclr26.scaf_grpo import SYSTEM
 
 SFT = Path("runs/benchmarks/scaf_grpo/checkpoints/sft.pt")
 VARIANTS = {
-    "demo (lr 5e-5, levels 2-4)": {},
+    "bench (lr 5e-5, levels 2-4)": {},
     "lr 3e-4": {"lr": "3e-4"},
     "hard level only (train_levels=4)": {"train_levels": "4"},
     "graft": {"graft": "true"},
@@ -39,7 +39,7 @@ def main() -> None:
         out = Path("runs/benchmarks/scaf_grpo-variants") / re.sub(r"[^\w.-]+", "_", name).strip("_")
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
         shutil.copy(SFT, out / "checkpoints" / "sft.pt")
-        rec, _ = run_system(SYSTEM, "demo", over, out=out)
+        rec, _ = run_system(SYSTEM, "bench", over, out=out)
         final, training = rec.report.tables[1], rec.report.tables[2]
         for row in final.rows:
             keys = ["variant", "method", "level", "pass@1", "pass@8"]

@@ -2,7 +2,7 @@
 number of tiers (oracle), on bnlearn networks, and accuracy on finite samples; identification answers
 with and without pruning; the log-scale speedup plot. Saves the tables with provenance.
 
-    python benchmarks/tiered_pruning/run.py                    # the demo preset (CPU, minutes)
+    python benchmarks/tiered_pruning/run.py                    # the bench preset (CPU, minutes)
     python benchmarks/tiered_pruning/run.py --preset paper     # up to 1000 variables, 3 graphs, 30 queries
 """
 

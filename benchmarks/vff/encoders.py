@@ -1,9 +1,9 @@
-"""V³ with its two encoders under the same training budget: the demo's 3D convolutional network, and
+"""V³ with its two encoders under the same training budget: the bench preset's 3D convolutional network, and
 the paper's RVRT-style transformer (window attention + guided deformable attention) with Farneback
-flow and with no flow (offsets learned from zero). PSNR / SSIM (Y) / tOF on the demo's held-out
+flow and with no flow (offsets learned from zero). PSNR / SSIM (Y) / tOF on the bench preset's held-out
 photos and clips, parameters, and training seconds per step measured in the same run.
 
-    python benchmarks/vff/encoders.py                           # 400 steps each, demo data, CPU
+    python benchmarks/vff/encoders.py                           # 400 steps each, bench data, CPU
     python benchmarks/vff/encoders.py --steps 900 --settings S2 S4 S4T4 S4T8
 
 Training checkpoints go to runs/benchmarks/vff_encoders/<variant>.pt, so an interrupted run resumes.
@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/vff_encoders"))
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    base = replace(PRESETS["demo"], steps=a.steps, settings=tuple(a.settings))
+    base = replace(PRESETS["bench"], steps=a.steps, settings=tuple(a.settings))
     settings = [parse_setting(s) for s in a.settings]
     cases = evaluation_cases(base)
     train_photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)

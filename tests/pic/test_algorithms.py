@@ -462,3 +462,38 @@ def test_pic_moves_policy_to_best_peer_action_on_bandit(one_thread):
     assert reward(pic) > initial + 0.5
     assert reward(td3_bc) < -0.3  # without peers the same objective stays at the mean action
     assert metrics["peer_chosen"] > 0.9  # a* comes from a peer in 15 of 16 states per cluster
+
+
+# ----------------------------------------------------------------------------------- scoring mode
+
+
+@pytest.mark.parametrize("name", ["pic", "epic"])
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (frozenset({"avx2", "fma", "avx512f"}), "float32"),  # AVX2/AVX-512 without BF16: emulated bf16
+        (frozenset({"avx2", "avx512f", "avx512_bf16"}), "bfloat16"),
+        (frozenset({"avx2", "amx_bf16", "amx_tile"}), "bfloat16"),
+        (frozenset(), "float32"),  # no /proc/cpuinfo
+    ],
+)
+def test_auto_scoring_follows_the_cpu(monkeypatch, name, flags, expected):
+    import iclr26.pic.algorithms.pic as pic_module
+
+    monkeypatch.setattr(pic_module, "cpu_flags", lambda: flags)
+    algo = make_algorithm(name, 3, 2, tiny(name), seed=0)
+    assert algo.config.score_dtype == expected  # resolved once, recorded in the run's config
+    explicit = make_algorithm(name, 3, 2, {**tiny(name), "score_dtype": "bfloat16"}, seed=0)
+    assert explicit.config.score_dtype == "bfloat16"  # an explicit choice is kept
+
+
+def test_auto_scoring_in_max_min_q_action_uses_the_same_rule(monkeypatch):
+    import iclr26.pic.algorithms.pic as pic_module
+
+    critic = EnsembleMLP(5, 1, (16,), ensemble=2)
+    obs, acts, peers = torch.randn(6, 3), torch.rand(6, 2), torch.rand(6, 4, 2)
+    monkeypatch.setattr(pic_module, "cpu_flags", lambda: frozenset({"avx2"}))
+    auto, _ = max_min_q_action(critic, obs, acts, peers, score_dtype="auto", rerank_top=2)
+    exact, _ = max_min_q_action(critic, obs, acts, peers, score_dtype="float32")
+    assert torch.equal(auto, exact)
+    assert pic_module.resolve_score_dtype("auto", "cpu") == "float32"

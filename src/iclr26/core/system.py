@@ -21,7 +21,9 @@ from iclr26.core.progress import progress_task, track
 from iclr26.core.records import Report
 
 T = TypeVar("T")
-PRESETS = ("smoke", "demo", "paper")
+# smoke: CI, seconds · demo: the tour, at most 2 minutes on 2 cores, real data, the same comparison
+# small · bench: the CPU run behind the README figures (minutes to an hour) · paper: the paper's scale
+PRESETS = ("smoke", "demo", "bench", "paper")
 
 
 @dataclass

@@ -24,10 +24,10 @@ from iclr26.deepfaith.system import DeepFaithConfig, run
 from iclr26.deepfaith.tasks import TASKS, Task, load_task
 from iclr26.deepfaith.train import ExplainerTrainConfig, train_explainer
 
-_DEMO = DeepFaithConfig()
+_BENCH = DeepFaithConfig()
 PRESETS = {
     "smoke": replace(
-        _DEMO,
+        _BENCH,
         tasks=("wine", "digits"),
         methods=("saliency", "integrated_gradients", "occlusion", "kernel_shap", "grad_cam"),
         train_inputs=32,
@@ -37,10 +37,20 @@ PRESETS = {
         epochs=3,
         min_steps=0,
     ),
-    "demo": _DEMO,
+    # the tour: DeepFaith vs the priors on two tasks, fewer inputs and shorter training
+    "demo": replace(
+        _BENCH,
+        tasks=("wine", "digits"),
+        methods=("saliency", "integrated_gradients", "occlusion", "kernel_shap", "lime", "grad_cam"),
+        train_inputs=96,
+        test_inputs=48,
+        epochs=40,
+        min_steps=400,
+    ),
+    "bench": _BENCH,  # the README figures
     # The paper's explainer shape (6 layers, 768 wide, 8 heads, FFN 1024), more inputs and samples; GPU.
     "paper": replace(
-        _DEMO,
+        _BENCH,
         train_inputs=1024,
         test_inputs=500,
         kernel_samples=512,

@@ -28,10 +28,10 @@ from iclr26.laplacianformer.newton_schulz import newton_schulz_inverse
 from iclr26.laplacianformer.system import LaplacianFormerConfig, run
 from iclr26.laplacianformer.vit import ATTENTION_KINDS, VisionTransformer, make_attention
 
-_DEMO = LaplacianFormerConfig()
+_BENCH = LaplacianFormerConfig()
 PRESETS = {
     "smoke": replace(
-        _DEMO,
+        _BENCH,
         seeds=1,
         tasks=("lfw",),
         attentions=("laplacian", "softmax", "nystrom"),
@@ -41,10 +41,20 @@ PRESETS = {
         scaling_dim=32,
         scaling_repeats=1,
     ),
-    "demo": _DEMO,
+    # the tour: Laplacian attention vs softmax and two linear baselines on digits, 1 seed, shorter
+    "demo": replace(
+        _BENCH,
+        seeds=1,
+        tasks=("digits",),
+        attentions=("laplacian", "softmax", "nystrom", "soft"),
+        epochs=8,
+        scaling_lengths=(256, 1024, 4096),
+        scaling_repeats=1,
+    ),
+    "bench": _BENCH,  # the README figures
     # DeiT-Tiny-like width on all three tasks, long sequences for scaling; meant for a GPU.
     "paper": replace(
-        _DEMO,
+        _BENCH,
         tasks=("digits", "lfw", "textures"),
         dim=192,
         depth=6,

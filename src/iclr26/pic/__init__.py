@@ -50,10 +50,10 @@ __all__ = [
     "train_offline",
 ]
 
-_DEMO = PICSystemConfig()
+_BENCH = PICSystemConfig()
 PRESETS = {
     "smoke": _replace(
-        _DEMO,
+        _BENCH,
         generation="smoke",
         datasets=("medium",),
         algorithms=("bc", "td3_bc", "iql", "pic", "epic", "edac"),
@@ -67,11 +67,22 @@ PRESETS = {
         eval_episodes=1,
         checkpoint_every=20,
     ),
-    "demo": _DEMO,
+    # the tour: the same comparison (PIC vs TD3+BC and BC) on one Pendulum dataset, 1 seed, shorter
+    "demo": _replace(
+        _BENCH,
+        datasets=("medium",),
+        algorithms=("bc", "td3_bc", "pic"),
+        seeds=1,
+        steps=1000,
+        eval_every=250,
+        eval_episodes=3,
+        checkpoint_every=500,
+    ),
+    "bench": _BENCH,  # the README figures
     # The paper's locomotion setting: D4RL-scale data generated here (hours of CPU per task; run the
     # generation in the background first), 1M gradient steps, GPU if present.
     "paper": _replace(
-        _DEMO,
+        _BENCH,
         env_id="Hopper-v5",
         generation="mujoco",
         datasets=("medium", "medium-replay"),

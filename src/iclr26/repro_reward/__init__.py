@@ -63,10 +63,10 @@ from dataclasses import replace as _replace
 from iclr26.catalog import implemented_system
 from iclr26.repro_reward.system import ReProSystemConfig, run
 
-_DEMO = ReProSystemConfig()
+_BENCH = ReProSystemConfig()
 PRESETS = {
     "smoke": _replace(
-        _DEMO,
+        _BENCH,
         dim=32,
         layers=1,
         heads=2,
@@ -81,11 +81,18 @@ PRESETS = {
         eval_problems=4,
         eval_k=2,
     ),
-    "demo": _DEMO,
+    # the tour: GRPO vs GRPO + RePro with shorter pretraining and RL
+    "demo": _replace(
+        _BENCH,
+        sft_steps=600,
+        rl_steps=20,
+        eval_problems=24,
+    ),
+    "bench": _BENCH,  # the README figures
     # The paper's setting with the checkpoint we ship: SmolLM2-135M-Instruct, bf16 on a GPU, warm-
     # started on the re-check data; `--set policy=/path/to/checkpoint` takes any local causal LM.
     "paper": _replace(
-        _DEMO,
+        _BENCH,
         seeds=3,
         policy="smollm2",
         dtype="bfloat16",

@@ -11,10 +11,10 @@ from iclr26.scaf_grpo.hints import TIERS, Hint, hint_ladder, hint_text
 from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
 from iclr26.scaf_grpo.system import ScafGRPOConfig, run
 
-_DEMO = ScafGRPOConfig()
+_BENCH = ScafGRPOConfig()
 PRESETS = {
     "smoke": replace(
-        _DEMO,
+        _BENCH,
         dim=32,
         layers=1,
         heads=2,
@@ -30,12 +30,20 @@ PRESETS = {
         eval_k=2,
         max_new_tokens=48,
     ),
-    "demo": _DEMO,
+    # the tour: the cliff table and GRPO vs Scaf-GRPO, with shorter pretraining and RL
+    "demo": replace(
+        _BENCH,
+        sft_steps=500,
+        rl_steps=20,
+        eval_problems=24,
+        eval_k=4,
+    ),
+    "bench": _BENCH,  # the README figures
     # The paper's scale (Qwen2.5-Math-7B on verl, 8 GPUs) with the checkpoint we ship: SmolLM2-135M-
     # Instruct, bf16 on a GPU; `--set policy=/path/to/checkpoint` takes any local causal LM.
     # Launch on several GPUs with `torchrun --nproc-per-node N -m iclr26.cli run scaf_grpo ...`.
     "paper": replace(
-        _DEMO,
+        _BENCH,
         seeds=3,
         policy="smollm2",
         dtype="bfloat16",

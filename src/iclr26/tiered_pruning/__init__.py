@@ -44,10 +44,10 @@ from iclr26.tiered_pruning.simulate import (
 )
 from iclr26.tiered_pruning.system import TieredPruningConfig, run
 
-_DEMO = TieredPruningConfig()
+_BENCH = TieredPruningConfig()
 PRESETS = {
     "smoke": replace(
-        _DEMO,
+        _BENCH,
         sizes=(12,),
         per_tier=4,
         graphs=1,
@@ -58,11 +58,23 @@ PRESETS = {
         finite_sizes=(12,),
         samples=500,
     ),
-    "demo": _DEMO,
+    # the tour: query-specific vs tiered FCI up to 100 nodes, one graph per setting, three networks
+    "demo": replace(
+        _BENCH,
+        sizes=(20, 50, 100),
+        settings=("100x5",),
+        graphs=1,
+        queries=6,
+        networks=("asia", "sachs", "child"),
+        dense_past_sizes=(4, 6, 8, 10),
+        finite_sizes=(20,),
+        samples=1000,
+    ),
+    "bench": _BENCH,  # the README figures
     # the paper's scale: up to 1000 variables (10 per tier), 3 graphs per setting, 30 queries per
     # kind with 3 treatments and 3 outcomes, more tiers, large samples
     "paper": replace(
-        _DEMO,
+        _BENCH,
         sizes=(20, 50, 100, 200, 500, 1000),
         settings=("100x5", "100x20", "100x50", "50x5", "200x5", "500x5", "1000x5"),
         graphs=3,

@@ -13,10 +13,10 @@ from iclr26.vff.models import EncoderConfig, ImplicitVideoBaseline, VideoFourier
 from iclr26.vff.rvrt import RVRTConfig, RVRTEncoder
 from iclr26.vff.system import VFFConfig, run
 
-_DEMO = VFFConfig()
+_BENCH = VFFConfig()
 PRESETS = {
     "smoke": replace(
-        _DEMO,
+        _BENCH,
         test_photos=("rocket",),
         clips=("bikes",),
         cases_per_photo=1,
@@ -31,13 +31,22 @@ PRESETS = {
         frequencies=8,
         inr_hidden=16,
     ),
-    "demo": _DEMO,
+    # the tour: V³ vs bicubic and the implicit baseline on one photo and one clip, three settings
+    "demo": replace(
+        _BENCH,
+        test_photos=("rocket",),
+        clips=("bikes",),
+        cases_per_photo=1,
+        settings=("S2", "S4", "S4T2"),
+        steps=250,
+    ),
+    "bench": _BENCH,  # the README figures
     # the paper's encoder family (RVRT-style: 192 channels, 6 heads, 2×8×8 windows, 4 recurrent
     # passes, flow-guided deformable attention; ~12M parameters with the field head), 14 input
     # frames, N = 512 frequencies over the authors' 16π disk, long training; GPU. Activations grow
     # with frames × pixels; batch 2 is meant to fit one large GPU (not yet measured on one).
     "paper": replace(
-        _DEMO,
+        _BENCH,
         clips=("bikes", "bigbuckbunny"),  # carphone (176×144) is smaller than hr_size 256
         cases_per_photo=8,
         hr_size=256,

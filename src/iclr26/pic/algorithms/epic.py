@@ -31,7 +31,7 @@ All N critics are one `EnsembleMLP`; candidate scoring is one call on B·(K+1) p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ from iclr26.pic.algorithms.common import (
     require_peers,
     state_action,
 )
-from iclr26.pic.algorithms.pic import check_scoring, max_min_q_action, peer_distance
+from iclr26.pic.algorithms.pic import check_scoring, max_min_q_action, peer_distance, resolve_score_dtype
 from iclr26.pic.networks import EnsembleMLP, soft_update
 
 
@@ -70,7 +70,7 @@ class EPICConfig:
     normalize_q: bool = True  # β = α / mean|min Q|; False: β = 1 (EDAC's objective)
     delta: float = 1.0  # δ, weight of the peer constraint (0 = no constraint: EDAC)
     squared: bool = False  # False: ‖tanh μ − a*‖ as the paper writes it; True: the squared norm
-    score_dtype: str = "bfloat16"  # candidate screen, as PIC's (see pic.py)
+    score_dtype: str = "auto"  # candidate screen, as PIC's (see pic.py): bf16 only where native
     rerank_top: int = 2  # with bf16: re-score this many top candidates in float32 (0: bf16 argmax)
     auto_temperature: bool = True  # tune α_ent toward target_entropy; False keeps init_temperature
     init_temperature: float = 1.0  # α_ent at the start (EDAC starts at 1)
@@ -161,7 +161,8 @@ class EPIC(Checkpointable):
             raise ValueError(
                 f"critic has {critic.ensemble} members, config.num_critics is {config.num_critics}"
             )
-        self.config = config
+        device = next(critic.parameters()).device
+        self.config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
         self.actor = actor
         self.critic, self.critic_target = critic, frozen_copy(critic)
         self.actor_optimizer, self.critic_optimizer = actor_optimizer, critic_optimizer

@@ -55,6 +55,11 @@ TOY = System(
     number=0,
     title="A toy",
     claim="ridge beats the mean",
-    presets={"smoke": ToyConfig(n=20), "demo": ToyConfig(), "bench": ToyConfig(n=400), "paper": ToyConfig(n=10_000)},
+    presets={
+        "smoke": ToyConfig(n=20),
+        "demo": ToyConfig(),
+        "bench": ToyConfig(n=400),
+        "paper": ToyConfig(n=10_000),
+    },
     run=run_toy,
 )

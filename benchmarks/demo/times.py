@@ -37,7 +37,7 @@ def main() -> None:
     start = time.perf_counter()
     outcomes = run_tour(systems, root, jobs=a.jobs)
     total = time.perf_counter() - start
-    write_summary(root, outcomes)
+    write_summary(root, outcomes, wall_s=total)
     rows = [
         {
             "system": o.system.name,

@@ -24,16 +24,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.pic.algorithms import BatchSampler, make_algorithm
-from iclr26.pic.algorithms.pic import max_min_q_action
+from iclr26.pic.algorithms.pic import max_min_q_action, resolve_score_dtype
 
 OBS, ACT, BATCH, K, N_DATA = 17, 6, 256, 10, 20_000
-VARIANTS = {  # label -> (registry name, overrides); PIC/EPIC default: bf16 screen + float32 top-2
+# label -> (registry name, overrides). PIC/EPIC default: score_dtype "auto", the bf16 screen + float32
+# top-2 where the CPU has native bf16 (AVX512-BF16 / AMX), else float32 scoring; the JSON records which.
+VARIANTS = {
     "bc": ("bc", {}),
     "td3_bc": ("td3_bc", {}),
     "iql": ("iql", {}),
     "pic": ("pic", {}),
     "pic_float32_scoring": ("pic", {"score_dtype": "float32"}),
-    "pic_bf16_only_scoring": ("pic", {"rerank_top": 0}),
+    "pic_bf16_only_scoring": ("pic", {"score_dtype": "bfloat16", "rerank_top": 0}),
     "edac_n10": ("edac", {"num_critics": 10}),
     "epic_n2": ("epic", {"num_critics": 2}),  # the locomotion table's EPIC
     "epic_n10": ("epic", {"num_critics": 10}),
@@ -134,6 +136,7 @@ def main() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         **provenance(),
+        "default_score_dtype": resolve_score_dtype("auto", "cpu"),
         "setup": {
             "obs_dim": OBS,
             "act_dim": ACT,

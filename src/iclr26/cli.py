@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -90,6 +91,7 @@ def demo(
         if not systems:
             raise UserError("no system left to run: check --only and --skip")
         root = out if out is not None else Path("runs") / "demo" / now_stamp()
+        start = time.perf_counter()
         outcomes = run_tour(
             systems, root, preset=preset, jobs=jobs, say=lambda m: console.print(m, highlight=False)
         )
@@ -97,7 +99,7 @@ def demo(
         if debug:
             raise
         raise _fail(str(e), e.exit_code) from None
-    page = write_summary(root, outcomes, preset)
+    page = write_summary(root, outcomes, preset, wall_s=time.perf_counter() - start)
     for o in outcomes:
         cc = o.record.report.claim_check if o.record else None
         verdict = cc.verdict if cc else o.status

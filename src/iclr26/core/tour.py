@@ -200,7 +200,9 @@ td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}"""
 _VERDICT_CLASS = {"held": "held", "within noise": "noise"}
 
 
-def render_html(rows: Sequence[dict[str, Any]], preset: str, total_s: float) -> str:
+def render_html(
+    rows: Sequence[dict[str, Any]], preset: str, total_s: float, wall_s: float | None = None
+) -> str:
     """The summary page: an overview table, then one section per system (all text escaped)."""
     esc = html.escape
     overview = "".join(
@@ -211,8 +213,9 @@ def render_html(rows: Sequence[dict[str, Any]], preset: str, total_s: float) -> 
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>iclr26 {esc(preset)} summary</title>",
         f"<style>{_CSS}</style><h1>iclr26 — {esc(preset)} tour</h1>",
-        f"<p>{len(rows)} systems, {total_s / 60:.1f} min of runs. "
-        f"Each ran its <code>{esc(preset)}</code> preset: a small version of the comparison. "
+        f"<p>{len(rows)} systems, {total_s / 60:.1f} min of runs"
+        + (f" ({wall_s / 60:.1f} min wall clock). " if wall_s is not None else ". ")
+        + f"Each ran its <code>{esc(preset)}</code> preset: a small version of the comparison. "
         "The README of each system holds the <code>bench</code> figures, the real evidence.</p>",
         f"<table><tr><th>system</th><th>verdict</th><th>wall s</th></tr>{overview}</table>",
     ]
@@ -238,8 +241,11 @@ def render_html(rows: Sequence[dict[str, Any]], preset: str, total_s: float) -> 
     return "\n".join(parts) + "\n"
 
 
-def write_summary(root: Path, outcomes: Sequence[Outcome], preset: str = "demo") -> Path:
-    """Write `index.html`, `report.md` and `summary.json` into `root`; returns the HTML path."""
+def write_summary(
+    root: Path, outcomes: Sequence[Outcome], preset: str = "demo", wall_s: float | None = None
+) -> Path:
+    """Write `index.html`, `report.md` and `summary.json` into `root` (`wall_s`: the tour's wall
+    clock, when known); returns the HTML path."""
     rows = summary_rows(outcomes)
     total = sum(o.wall_s for o in outcomes)
     columns = ["system", "paper's claim", "metric", "method", "baseline", "claim", "wall s"]
@@ -250,7 +256,8 @@ def write_summary(root: Path, outcomes: Sequence[Outcome], preset: str = "demo")
     md = [f"# iclr26 {preset} summary\n", markdown_table(columns, table)]
     md += [f"\n## {r['system']}\n\n![{r['system']}]({r['figure']})" for r in rows if r["figure"]]
     write_text_atomic(root / "report.md", "\n".join(md) + "\n")
-    write_text_atomic(root / "summary.json", json.dumps({"preset": preset, "rows": rows}, indent=1) + "\n")
+    payload = {"preset": preset, "wall_s": wall_s, "rows": rows}
+    write_text_atomic(root / "summary.json", json.dumps(payload, indent=1) + "\n")
     path = root / "index.html"
-    write_text_atomic(path, render_html(rows, preset, total))
+    write_text_atomic(path, render_html(rows, preset, total, wall_s))
     return path

@@ -47,7 +47,6 @@ PRESETS = {
         seeds=1,
         tasks=("digits",),
         attentions=("laplacian", "softmax", "nystrom", "soft"),
-        epochs=8,
         scaling_lengths=(256, 1024, 4096),
         scaling_repeats=1,
     ),

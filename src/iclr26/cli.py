@@ -87,7 +87,11 @@ def demo(
     from iclr26.core.tour import run_tour, select, write_summary
 
     try:
-        systems = select(all_systems(), only, skip)
+        catalog = all_systems()
+        if not any(s.status == "implemented" for s in catalog):
+            console.print("No system is implemented yet: nothing to tour.")
+            return
+        systems = select(catalog, only, skip)
         if not systems:
             raise UserError("no system left to run: check --only and --skip")
         root = out if out is not None else Path("runs") / "demo" / now_stamp()

@@ -72,19 +72,19 @@ def test_report_on_non_run_dir_fails(tmp_path):
     assert res.exit_code == 2 and "results.json" in res.output
 
 
-def test_demo_runs_implemented_and_summarises(with_toy, tmp_path):
-    res = runner.invoke(cli.app, ["demo", "--runs-root", str(tmp_path)])
+def test_demo_runs_and_summarises(tmp_path):
+    res = runner.invoke(cli.app, ["demo", "--only", "dash", "--preset", "smoke", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    summary = json.loads(next((tmp_path / "demo").glob("*/summary.json")).read_text())
-    assert summary["rows"][0][0] == "toy" and summary["rows"][0][5] == "held"
-    assert "vincie" in summary["planned"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [r["system"] for r in summary["rows"]] == ["dash"] and summary["rows"][0]["verdict"] == "held"
+    assert (tmp_path / "index.html").exists() and "summary →" in res.output
 
 
 def test_demo_with_nothing_implemented_exits_0(monkeypatch, tmp_path):
     from iclr26.catalog import _planned
 
     monkeypatch.setattr(cli, "all_systems", lambda: [_planned(p) for p in PAPERS])
-    res = runner.invoke(cli.app, ["demo", "--runs-root", str(tmp_path)])
+    res = runner.invoke(cli.app, ["demo", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "No system is implemented yet" in res.output
 

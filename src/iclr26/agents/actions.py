@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from iclr26.core.errors import UserError
@@ -43,7 +43,6 @@ class Action:
     kind: ActionKind
     content: Any = None
     language: str | None = None
-    raw: str = field(default="", repr=False, compare=False)
 
     @property
     def word(self) -> str:
@@ -63,7 +62,7 @@ def parse_code_block(text: str, languages: Sequence[str] | None = ("bash", "sh",
         if languages is None or lang in languages:
             if not body.strip():
                 raise ParseError("the code block is empty: put the command inside ```bash ... ```")
-            return Action("code", body.rstrip("\n"), lang or None, text)
+            return Action("code", body.rstrip("\n"), lang or None)
     if blocks:
         got = ", ".join(sorted({lang or "(none)" for lang, _ in blocks}))
         want = ", ".join(x or "(none)" for x in languages or ())
@@ -118,7 +117,7 @@ def parse_json_action(text: str, schema: Mapping[str, Any] | None = None) -> Act
                 where = "/".join(str(p) for p in errors[0].path) or "(top level)"
                 problem = f"the JSON does not match the schema at {where}: {errors[0].message}"
                 continue
-        return Action("json", value, "json", text)
+        return Action("json", value, "json")
     raise ParseError(problem)
 
 
@@ -134,10 +133,10 @@ def parse_control(text: str) -> Action | None:
     if word in ("ANSWER", "ANS"):
         if not rest:
             raise ParseError("ANSWER needs the answer on the same line: `ANSWER: <your answer>`")
-        return Action("answer", rest, None, text)
+        return Action("answer", rest, None)
     if rest:
         return None  # "DONE with the first part" is prose, not the control word
-    return Action(word.lower(), None, None, text)  # type: ignore[arg-type]
+    return Action(word.lower(), None, None)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

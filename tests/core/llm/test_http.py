@@ -1,13 +1,11 @@
-import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
 
 from iclr26.core.llm import LLMConnectionError, LLMError, OpenAIChatModel
+from tests.core.llm.json_server import JSONHandler, serve
 
 Q = [{"role": "user", "content": "Say hello."}]
 
@@ -52,7 +50,7 @@ def _ok(n):
     }
 
 
-class _Scripted(BaseHTTPRequestHandler):
+class _Scripted(JSONHandler):
     """A small test server (not an LLM): answers from a script of status codes."""
 
     script: ClassVar[list[int]] = []
@@ -60,33 +58,23 @@ class _Scripted(BaseHTTPRequestHandler):
     one_choice = False
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         type(self).bodies.append(body)
         status = type(self).script.pop(0) if type(self).script else 200
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        if status == 503:
-            self.send_header("Retry-After", "0")
-        self.end_headers()
         payload = (
             _ok(1 if type(self).one_choice else body.get("n", 1))
             if status == 200
             else {"error": {"message": f"status {status}"}}
         )
-        self.wfile.write(json.dumps(payload).encode())
-
-    def log_message(self, *a):
-        pass
+        self.send_json(payload, status, {"Retry-After": "0"} if status == 503 else None)
 
 
 @pytest.fixture
 def scripted():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     _Scripted.bodies = []
     _Scripted.one_choice = False
-    yield server, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve(_Scripted) as url:
+        yield None, url
 
 
 def test_retries_on_503_then_succeeds(scripted):

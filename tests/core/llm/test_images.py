@@ -1,9 +1,6 @@
 """Images as OpenAI content parts: encoding, validation, the text-only refusal (real SmolLM2),
 and the wire format checked against a small local test server (not an LLM)."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BytesIO
 from typing import ClassVar
 
@@ -14,6 +11,7 @@ from PIL import Image
 from iclr26.core.errors import UserError
 from iclr26.core.llm import LLMUnsupported, OpenAIChatModel, image_part, user_message
 from iclr26.core.llm.images import decode_data_url, has_images
+from tests.core.llm.json_server import JSONHandler, serve
 
 
 def pixels(part):
@@ -75,36 +73,23 @@ def test_text_only_backend_refuses_images(smollm2):
     assert smollm2.chat(parts, max_tokens=5)[0].text
 
 
-class _Recorder(BaseHTTPRequestHandler):
+class _Recorder(JSONHandler):
     """A local OpenAI-compatible *test server* (not a model): records bodies, answers one line."""
 
     bodies: ClassVar[list[dict]] = []
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).bodies.append(body)
+        type(self).bodies.append(self.read_json())
         reply = {
             "choices": [{"index": 0, "message": {"role": "assistant", "content": "a red square"}}],
             "usage": {"prompt_tokens": 30, "completion_tokens": 3},
         }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
+        self.send_json(reply)
 
 
 def test_vision_request_wire_format():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        client = OpenAIChatModel(
-            f"http://127.0.0.1:{server.server_address[1]}/v1", model="Qwen/Qwen2.5-VL-7B-Instruct"
-        )
+    with serve(_Recorder) as url:
+        client = OpenAIChatModel(f"{url}/v1", model="Qwen/Qwen2.5-VL-7B-Instruct")
         red = np.zeros((6, 6, 3), np.uint8)
         red[..., 0] = 255
         [c] = client.chat([user_message("What colour?", red)], max_tokens=8)
@@ -116,8 +101,6 @@ def test_vision_request_wire_format():
         assert content[1]["type"] == "image_url"
         assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
         assert np.array_equal(pixels(content[1])[1], red)  # the pixels arrive intact
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,8 @@
 """Usage accounting (real SmolLM2), the SQLite response cache, and the bounded request pool."""
 
-import json
 import sqlite3
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from iclr26.core.errors import UserError
 from iclr26.core.llm import CachedChatModel, OpenAIChatModel, ResponseCache, Usage, chat_many
 from iclr26.core.llm.usage import UsageMeter
+from tests.core.llm.json_server import JSONHandler, serve
 
 Q = [{"role": "user", "content": "Name a colour."}]
 
@@ -124,7 +123,7 @@ def test_streams_are_cached_only_when_complete(smollm2, tmp_path):
     assert replay.read() == full and counted.calls == 2 and len(model.cache) == 1
 
 
-class _Slow(BaseHTTPRequestHandler):
+class _Slow(JSONHandler):
     """A local *test server* (not a model): sleeps, echoes the prompt, tracks requests in flight."""
 
     lock = threading.Lock()
@@ -132,7 +131,7 @@ class _Slow(BaseHTTPRequestHandler):
     peak: ClassVar[list[int]] = [0]
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         cls = type(self)
         with cls.lock:
             cls.live += 1
@@ -140,24 +139,14 @@ class _Slow(BaseHTTPRequestHandler):
         time.sleep(0.15)
         with cls.lock:
             cls.live -= 1
-        reply = {"choices": [{"index": 0, "message": {"content": body["messages"][0]["content"]}}]}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
+        self.send_json({"choices": [{"index": 0, "message": {"content": body["messages"][0]["content"]}}]})
 
 
 @pytest.fixture
 def slow_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     _Slow.peak[0] = 0
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with serve(_Slow) as url:
+        yield f"{url}/v1"
 
 
 def test_pool_bounds_requests_in_flight_and_keeps_order(slow_server):

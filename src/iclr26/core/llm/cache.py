@@ -179,13 +179,3 @@ class CachedChatModel:
         close = getattr(self.model, "close", None)
         if close is not None:
             close()
-
-
-def ensure_cache_path(path: Path | str) -> Path:
-    """`path` as a cache file path; a folder gets `llm-cache.sqlite` inside it."""
-    p = Path(path)
-    if p.is_dir():
-        return p / "llm-cache.sqlite"
-    if p.suffix == "":
-        raise UserError(f"cache path {p} is not a folder and has no file suffix; give e.g. {p}.sqlite")
-    return p

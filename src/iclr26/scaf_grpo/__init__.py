@@ -33,8 +33,8 @@ PRESETS = {
     # the tour: the cliff table and GRPO vs Scaf-GRPO, with shorter pretraining and RL
     "demo": replace(
         _BENCH,
-        sft_steps=500,
-        rl_steps=20,
+        sft_steps=400,
+        rl_steps=16,
         eval_problems=24,
         eval_k=4,
     ),

@@ -38,7 +38,7 @@ PRESETS = {
         clips=("bikes",),
         cases_per_photo=1,
         settings=("S2", "S4", "S4T2"),
-        steps=250,
+        steps=180,
     ),
     "bench": _BENCH,  # the README figures
     # the paper's encoder family (RVRT-style: 192 channels, 6 heads, 2×8×8 windows, 4 recurrent

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _meta import provenance
 from iclr26.catalog import all_systems
-from iclr26.core.tour import DEMO_TIMES, run_tour, select, write_summary
+from iclr26.core.tour import DEMO_TIMES, run_tour, select, summary_rows, write_summary
 
 BUDGET_S = 120.0
 
@@ -38,12 +38,14 @@ def main() -> None:
     outcomes = run_tour(systems, root, jobs=a.jobs)
     total = time.perf_counter() - start
     write_summary(root, outcomes, wall_s=total)
+    summary = {r["system"]: r for r in summary_rows(outcomes)}
     rows = [
         {
             "system": o.system.name,
             "status": o.status,
             "wall_s": round(o.wall_s, 1),
             "within_budget": o.wall_s <= BUDGET_S,
+            **{k: summary[o.system.name][k] for k in ("metric", "method", "baseline", "verdict")},
         }
         for o in outcomes
     ]

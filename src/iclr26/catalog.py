@@ -199,6 +199,8 @@ def get_system(name: str) -> System:
     try:
         module = importlib.import_module(f"iclr26.{name}")
     except ModuleNotFoundError as e:
+        if not e.name or e.name.split(".")[0] == "iclr26":
+            raise  # a module of ours is missing: a bug, not an optional dependency
         # an implemented system whose optional dependencies are not installed
         return _planned(
             paper, unavailable=f"needs {e.name!r}: pip install 'iclr26[all]' (or run `make demo`)"

@@ -117,3 +117,20 @@ def test_system_with_missing_dependency_is_unavailable(monkeypatch, tmp_path):
     assert s.status == "unavailable" and "einops" in s.unavailable
     res = runner.invoke(cli.app, ["run", "laplacianformer", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "unavailable here" in " ".join(res.output.split())
+
+
+def test_a_missing_module_of_our_own_is_a_bug_not_unavailable(monkeypatch):
+    import importlib
+
+    real = importlib.import_module
+
+    def fake(name, *a, **k):
+        if name == "iclr26.laplacianformer":
+            raise ModuleNotFoundError(
+                "No module named 'iclr26.laplacianformer.gone'", name="iclr26.laplacianformer.gone"
+            )
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(catalog.importlib, "import_module", fake)
+    with pytest.raises(ModuleNotFoundError, match=r"iclr26\.laplacianformer\.gone"):
+        catalog.get_system("laplacianformer")

@@ -274,6 +274,16 @@ def write_report(run_dir: Path | str, record: RunRecord | None = None) -> Path:
     return path
 
 
+def pyplot() -> Any:
+    """`matplotlib.pyplot` on the non-interactive Agg backend: figures go to files, never a window."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def save_figure(fig: Any, run_dir: Path | str, name: str) -> str:
     """Save a matplotlib figure as `run_dir/name.png` and return the file name for Report."""
     if not name or "/" in name or name.startswith("."):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, set_seed
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.dash.flash_attention import attention, interpreting, reference_attention
 from iclr26.dash.schedules import SCHEDULES
 from iclr26.dash.simulator import compare_schedules
@@ -241,10 +241,7 @@ def _bench(cfg: DashConfig, ctx: RunContext) -> tuple[Table | None, dict]:
 
 
 def _figure(pred: dict, cfg: DashConfig, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     r = cfg.sim_r[0]

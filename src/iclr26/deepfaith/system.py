@@ -15,7 +15,7 @@ from scipy.stats import rankdata
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.distributed import init_distributed
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.deepfaith.explainer import AmortizedExplainer, ExplainerConfig
 from iclr26.deepfaith.metrics import METRICS, evaluate, metrics_for
 from iclr26.deepfaith.priors import PRIOR_METHODS, PriorConfig, explain_all, methods_for
@@ -302,10 +302,7 @@ def run(cfg: DeepFaithConfig, ctx: RunContext) -> Report:
 
 
 def _curves_figure(results: dict, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(results), figsize=(3.2 * len(results), 3), squeeze=False)
     for ax, (name, r) in zip(axes[0], results.items(), strict=True):
@@ -322,10 +319,7 @@ def _curves_figure(results: dict, ctx: RunContext) -> str:
 
 
 def _examples_figure(results: dict, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from iclr26.deepfaith.space import image_space
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.laplacianformer.data import TASKS, load_task
 from iclr26.laplacianformer.scaling import growth_exponent, measure_scaling
 from iclr26.laplacianformer.train import TrainConfig, train_classifier
@@ -224,10 +224,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
 
 
 def _scaling_figure(points, cfg: LaplacianFormerConfig, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for kind in cfg.attentions:

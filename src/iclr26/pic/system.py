@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.pic.algorithms import ALGORITHMS, BatchSampler, make_algorithm
 from iclr26.pic.algorithms.common import return_range_reward_scale, state_stats
 from iclr26.pic.behavior import DATASET_NAMES, GENERATION_PRESETS, generate_datasets, preset
@@ -265,10 +265,7 @@ def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str]
 
 
 def _curves(results: dict[tuple[str, str], list[dict]], cfg: PICSystemConfig, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(cfg.datasets), figsize=(5 * len(cfg.datasets), 3.6), squeeze=False)
     for ax, ds_name in zip(axes[0], cfg.datasets, strict=True):

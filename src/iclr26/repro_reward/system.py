@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType, Rollout
@@ -240,10 +240,7 @@ def run(cfg: ReProSystemConfig, ctx: RunContext) -> Report:
 
 
 def _curves(histories: dict[str, list[list[dict]]], ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for ax, (key, label) in zip(

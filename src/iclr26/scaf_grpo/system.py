@@ -14,7 +14,7 @@ import torch
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.distributed import DistInfo, init_distributed
-from iclr26.core.records import save_figure
+from iclr26.core.records import pyplot, save_figure
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType
 from iclr26.rlvr.loop import train_steps
 from iclr26.rlvr.policies import DTYPES, policy_from_config
@@ -286,10 +286,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
 
 
 def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: RunContext) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     panels = [

@@ -16,6 +16,7 @@ import numpy as np
 
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core.records import pyplot
 from iclr26.tiered_pruning.citests import FisherZTest, OracleCITest
 from iclr26.tiered_pruning.discovery import query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.discrete import random_discrete_sem
@@ -488,10 +489,7 @@ def run(cfg: TieredPruningConfig, ctx: RunContext) -> Report:
 
 
 def _plot(results: dict[str, Any], cfg: TieredPruningConfig, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     sized = [

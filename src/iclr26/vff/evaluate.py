@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from iclr26.core.records import pyplot
 from iclr26.vff.baselines import bicubic_linear
 from iclr26.vff.data import degrade, load_clip
 from iclr26.vff.metrics import evaluate_clip
@@ -126,10 +127,7 @@ def model_method(model: torch.nn.Module, chunk: int = 16384) -> Method:
 
 def frame_strip(cases_frames: dict[str, Tensor], path) -> None:
     """Save a PNG strip: one column per entry (e.g. input, bicubic, INR, V³, ground truth)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(cases_frames), figsize=(2.6 * len(cases_frames), 2.8))
     for ax, (title, img) in zip(axes, cases_frames.items(), strict=True):

@@ -14,7 +14,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
@@ -372,6 +372,22 @@ class TextStream:
         self.close()
 
 
+def sse_chunks(lines: Iterable[str], source: str) -> Iterator[dict[str, Any]]:
+    """The JSON chunks of server-sent-event lines (`data: {...}`), up to `data: [DONE]`; blank
+    and comment lines are skipped, a chunk that is not JSON is an `LLMError` naming `source`."""
+    for line in lines:
+        data = line.strip().removeprefix("data:").strip()
+        if not data or data.startswith(":"):
+            continue
+        if data == "[DONE]":
+            return
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise LLMError(f"{source}: stream chunk is not JSON: {data[:200]!r}") from e
+        yield chunk
+
+
 def callback_chunks(start: Callable[[Callable[[str], bool]], None]) -> Iterator[dict[str, Any]]:
     """Turn a blocking, callback-driven stream into a closable iterator of chunk dicts.
 
@@ -403,10 +419,7 @@ def callback_chunks(start: Callable[[Callable[[str], bool]], None]) -> Iterator[
                 return
             if isinstance(item, BaseException):
                 raise LLMError(f"stream failed: {item}") from item
-            for line in str(item).splitlines():
-                line = line.strip().removeprefix("data:").strip()
-                if line and line != "[DONE]":
-                    yield json.loads(line)
+            yield from sse_chunks(str(item).splitlines(), "in-process stream")
     finally:
         stop.set()
         worker.join(timeout=30)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 
 from iclr26.core.errors import UserError
-from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel
+from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel, sse_chunks
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -136,16 +135,7 @@ class OpenAIChatModel(OpenAIWireModel):
         with self._slots:
             resp = self._send(body, stream=True)
             try:
-                for line in resp.iter_lines():
-                    data = line.strip().removeprefix("data:").strip()
-                    if not data or data.startswith(":"):
-                        continue
-                    if data == "[DONE]":
-                        return
-                    try:
-                        yield json.loads(data)
-                    except json.JSONDecodeError as e:
-                        raise LLMError(f"{self.url}: stream chunk is not JSON: {data[:200]!r}") from e
+                yield from sse_chunks(resp.iter_lines(), self.url)
             except httpx.TransportError as e:
                 raise LLMError(f"{self.url}: stream broke off ({e})") from e
             finally:

@@ -39,6 +39,8 @@ def provenance() -> dict:
 def run_preset_benchmark(system, results_dir: Path, stem: str, description: str) -> None:
     """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`; saves
     `results_dir/<stem>_<preset>[_<tag>].json` with the tables, claim check and provenance."""
+    if not torch.cuda.is_available():  # Triton kernels (dash, laplacianformer) run in its interpreter
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     from iclr26.core.config import parse_overrides
     from iclr26.core.runner import run_system
 

@@ -4,6 +4,8 @@ behaviour: run it before and after, then compare.
     python benchmarks/smoke_results.py --out /tmp/before.json      # on the old commit
     python benchmarks/smoke_results.py --out /tmp/after.json
     python benchmarks/smoke_results.py --compare /tmp/before.json /tmp/after.json
+    python benchmarks/smoke_results.py --only pic --out /tmp/pic.json     # one system (then
+    python benchmarks/smoke_results.py --only pic --compare /tmp/before.json /tmp/pic.json)
 
 Timing columns (ms, per-second rates, speed-up ratios) are left out, since they vary from run to
 run; everything else in the result tables and the claim check must be identical.
@@ -47,13 +49,14 @@ def _timing(column: str) -> bool:
     return any(t in column.lower() for t in TIMING)
 
 
-def collect() -> dict:
-    """Run each implemented system's smoke preset; its tables without timing columns."""
-    from iclr26.catalog import all_systems
+def collect(only: list[str] | None = None) -> dict:
+    """Run each implemented system's smoke preset (or those in `only`); its tables without timing
+    columns."""
+    from iclr26.catalog import all_systems, get_system
     from iclr26.core.runner import run_system
 
     out = {}
-    for s in all_systems():
+    for s in [get_system(n) for n in only] if only else all_systems():
         if s.status != "implemented":
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -68,11 +71,12 @@ def collect() -> dict:
     return out
 
 
-def compare(a: Path, b: Path) -> int:
+def compare(a: Path, b: Path, only: list[str] | None = None) -> int:
     """Print the systems whose smoke results differ; exit status 1 if any do."""
     before, after = json.loads(a.read_text()), json.loads(b.read_text())
-    differ = [n for n in sorted(set(before) | set(after)) if before.get(n) != after.get(n)]
-    for n in sorted(set(before) | set(after)):
+    names = sorted(only or set(before) | set(after))
+    differ = [n for n in names if before.get(n) != after.get(n)]
+    for n in names:
         print(f"{n:16s} {'DIFFERENT' if n in differ else 'identical'}")
     return 1 if differ else 0
 
@@ -81,10 +85,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path)
     ap.add_argument("--compare", nargs=2, type=Path)
+    ap.add_argument("--only", default="", help="comma-separated systems (default: all implemented)")
     a = ap.parse_args()
+    only = [n for n in a.only.split(",") if n] or None
     if a.compare:
-        sys.exit(compare(*a.compare))
-    data = collect()
+        sys.exit(compare(*a.compare, only=only))
+    data = collect(only)
     text = json.dumps(data, indent=1, default=str) + "\n"
     if a.out:
         a.out.write_text(text)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 # DASH_BENCH_DRY=1: a tiny CPU run under TRITON_INTERPRET=1 that exercises every code path here.
 DRY = os.environ.get("DASH_BENCH_DRY") == "1"
+if DRY:  # Triton reads it when first imported; the phases' subprocesses inherit it
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 DEVICE = "cpu" if DRY else "cuda"
 SEQS = (64, 128) if DRY else (1024, 2048, 4096, 8192, 16384)
 TOKENS = 128 if DRY else 16384

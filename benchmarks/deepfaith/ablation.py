@@ -3,7 +3,7 @@ with subsets sampled from the explainer or uniformly, and each loss alone (L_PC 
 filtered priors; L_LC only: self-supervised). Each variant's average rank against the same prior
 methods, per task, from one run (same target models, priors and supervision for every variant).
 
-    python benchmarks/deepfaith/ablation.py [--set epochs=80] [--out runs/benchmarks/deepfaith_ablation]
+    python benchmarks/deepfaith/ablation.py [--set train.epochs=80] [--out runs/benchmarks/deepfaith_ablation]
 """
 
 from __future__ import annotations
@@ -12,21 +12,23 @@ import argparse
 import json
 import statistics
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.core import RunContext
-from iclr26.core.config import parse_overrides
+from iclr26.core.config import config_to_dict, parse_overrides, with_changes
 from iclr26.deepfaith import SYSTEM
 from iclr26.deepfaith.system import METHOD, run_task
 
 VARIANTS = {
-    "DeepFaith (α schedule, subsets from σ(s))": {"objective": "deepfaith", "sampling": "explainer"},
-    "DeepFaith (α schedule, uniform subsets)": {"objective": "deepfaith", "sampling": "uniform"},
-    "L_PC only (fit the filtered priors)": {"objective": "pattern", "sampling": "explainer"},
-    "L_LC only (self-supervised)": {"objective": "local", "sampling": "explainer"},
+    "DeepFaith (α schedule, subsets from σ(s))": {
+        "train.objective": "deepfaith",
+        "train.sampling": "explainer",
+    },
+    "DeepFaith (α schedule, uniform subsets)": {"train.objective": "deepfaith", "train.sampling": "uniform"},
+    "L_PC only (fit the filtered priors)": {"train.objective": "pattern", "train.sampling": "explainer"},
+    "L_LC only (self-supervised)": {"train.objective": "local", "train.sampling": "explainer"},
 }
 
 
@@ -41,11 +43,11 @@ def main() -> None:
     ranks: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
     for task in base.tasks:
         for label, change in VARIANTS.items():
-            done = args.out / f"{task}-{change['objective']}-{change['sampling']}.json"
+            done = args.out / f"{task}-{change['train.objective']}-{change['train.sampling']}.json"
             if done.exists():
                 r = json.loads(done.read_text())
             else:
-                r = run_task(replace(base, **change), task, ctx)
+                r = run_task(with_changes(base, change), task, ctx)
                 done.write_text(json.dumps(r))
             ranks[label][task] = r["ranks"]["avg"][METHOD]
             ctx.log(f"{task} · {label}: average rank {ranks[label][task]:.2f}")
@@ -55,7 +57,7 @@ def main() -> None:
     ]
     payload = {
         **provenance(),
-        "config": {k: v for k, v in vars(base).items() if k != "extra"},
+        "config": config_to_dict(base),
         "columns": ["variant", *base.tasks, "mean"],
         "rows": rows,
         "note": "average rank of the variant among itself and the prior methods (1 = most faithful)",

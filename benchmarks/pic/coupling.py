@@ -57,8 +57,8 @@ def main() -> None:
         for delta in a.deltas:
             over = {
                 "algorithms": "epic",
-                "num_critics": str(n),
-                "delta": str(delta),
+                "epic.num_critics": str(n),
+                "epic.delta": str(delta),
                 "seeds": str(a.seeds),
                 "steps": str(a.steps),
                 "data_dir": a.data_dir,

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-from iclr26.pic.behavior import generate_datasets, preset
+from iclr26.pic.config import generation_preset
+from iclr26.pic.generation import generate_datasets
 
 
 def _progress(env_id: str):
@@ -104,7 +105,7 @@ def main() -> None:
         over = {"seed": a.seed} | ({"total_steps": a.total_steps} if a.total_steps else {})
         t0 = time.time()
         paths = generate_datasets(
-            env_id, f"{a.data_dir}/{env_id}", preset("mujoco", **over), _progress(env_id)
+            env_id, f"{a.data_dir}/{env_id}", generation_preset("mujoco", **over), _progress(env_id)
         )
         print(f"{env_id} done in {time.time() - t0:.0f}s: {sorted(paths)}", flush=True)
 

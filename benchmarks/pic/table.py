@@ -39,7 +39,11 @@ def _runs(path: Path) -> list[dict]:
 
 
 def _label(algo: str, cfg: dict) -> str:
-    return f"{LABELS[algo]} (N={cfg['num_critics']})" if algo in ("epic", "edac") else LABELS[algo]
+    if algo not in ("epic", "edac"):
+        return LABELS[algo]
+    # results saved since the nested configs hold N per algorithm; older ones, one flat num_critics
+    n = cfg[algo]["num_critics"] if isinstance(cfg.get(algo), dict) else cfg["num_critics"]
+    return f"{LABELS[algo]} (N={n})"
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ from iclr26.rlvr import (
     CharPolicy,
     CharTokenizer,
     CharTransformer,
-    GRPOConfig,
     GRPOTrainer,
     ModelConfig,
     make_problems,
@@ -36,10 +35,11 @@ def main() -> None:
     torch.set_num_threads(2)
     cfg = SYSTEM.presets["bench"]
     tok = CharTokenizer()
-    model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
+    size = cfg.policy  # the pretrained character transformer's
+    model = CharTransformer(ModelConfig(tok.vocab_size, size.dim, size.layers, size.heads, size.max_len))
     model.load_state_dict(torch.load(SFT, weights_only=False)["model"])
     policy = CharPolicy(model, tok)
-    trainer = GRPOTrainer(policy, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
+    trainer = GRPOTrainer(policy, cfg.grpo)
     gen = torch.Generator().manual_seed(0)
     rows = []
     for level in (3, 4, 5):

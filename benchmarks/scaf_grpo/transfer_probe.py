@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-from iclr26.rlvr import CharPolicy, CharTokenizer, CharTransformer, GRPOConfig, GRPOTrainer, ModelConfig
+from iclr26.rlvr import CharPolicy, CharTokenizer, CharTransformer, GRPOTrainer, ModelConfig, stream_seed
 from iclr26.rlvr.sft import sft_pair
 from iclr26.rlvr.tasks import GENERATORS, make_problems
 from iclr26.scaf_grpo import SYSTEM
@@ -34,15 +35,16 @@ STEPS, EVERY, LR = 40, 10, 5e-5
 def probe(mixed: bool) -> list[dict]:
     cfg = SYSTEM.presets["bench"]
     tok = CharTokenizer()
-    model = CharTransformer(ModelConfig(tok.vocab_size, cfg.dim, cfg.layers, cfg.heads, cfg.max_len))
+    size = cfg.policy  # the pretrained character transformer's
+    model = CharTransformer(ModelConfig(tok.vocab_size, size.dim, size.layers, size.heads, size.max_len))
     model.load_state_dict(torch.load(SFT, weights_only=False)["model"])
     policy = CharPolicy(model, tok)
-    trainer = GRPOTrainer(policy, GRPOConfig(lr=LR, max_new_tokens=cfg.max_new_tokens))  # its AdamW
+    trainer = GRPOTrainer(policy, replace(cfg.grpo, lr=LR))  # its AdamW
 
     def evaluate(step: int, loss: float) -> dict:
         row: dict = {"step": step, "loss on 4-digit": loss}
         for level in (2, 3, 4):
-            probs = make_problems("addition", level, 24, seed=99_000 + level)
+            probs = make_problems("addition", level, 24, seed=stream_seed("heldout", level))
             row[f"pass@1 level {level}"] = trainer.evaluate(probs, 4, torch.Generator().manual_seed(0))[
                 "pass@1"
             ]

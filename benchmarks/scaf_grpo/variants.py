@@ -23,11 +23,11 @@ from iclr26.scaf_grpo import SYSTEM
 SFT = Path("runs/benchmarks/scaf_grpo/checkpoints/sft.pt")
 VARIANTS = {
     "bench (lr 5e-5, levels 2-4)": {},
-    "lr 3e-4": {"lr": "3e-4"},
+    "lr 3e-4": {"grpo.lr": "3e-4"},
     "hard level only (train_levels=4)": {"train_levels": "4"},
-    "graft": {"graft": "true"},
-    "tiers knowledge+solution": {"tiers": "knowledge,solution"},
-    "loss dr_grpo": {"loss_type": "dr_grpo"},
+    "graft": {"scaf.graft": "true"},
+    "tiers knowledge+solution": {"scaf.tiers": "knowledge,solution"},
+    "loss dr_grpo": {"grpo.loss_type": "dr_grpo"},
 }
 
 

@@ -16,7 +16,6 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -24,6 +23,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.core import set_seed
+from iclr26.core.config import with_changes
 from iclr26.vff import PRESETS
 from iclr26.vff.data import PHOTO_NAMES
 from iclr26.vff.evaluate import (
@@ -37,8 +37,8 @@ from iclr26.vff.train import train_model
 
 VARIANTS = {
     "conv3d": {"encoder": "conv3d"},
-    "rvrt + Farneback flow": {"encoder": "rvrt", "flow": "farneback", "blocks": 2},
-    "rvrt, no flow": {"encoder": "rvrt", "flow": "none", "blocks": 2},
+    "rvrt + Farneback flow": {"encoder": "rvrt", "rvrt.flow": "farneback", "rvrt.blocks": 2},
+    "rvrt, no flow": {"encoder": "rvrt", "rvrt.flow": "none", "rvrt.blocks": 2},
 }
 
 
@@ -59,21 +59,21 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/vff_encoders"))
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    base = replace(PRESETS["bench"], steps=a.steps, settings=tuple(a.settings))
+    base = with_changes(PRESETS["bench"], {"train.steps": a.steps, "settings": tuple(a.settings)})
     settings = [parse_setting(s) for s in a.settings]
     cases = evaluation_cases(base)
     train_photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
     a.out.mkdir(parents=True, exist_ok=True)
     results: dict = {}
     for name, over in VARIANTS.items():
-        cfg = replace(base, **over)
+        cfg = with_changes(base, over)
         set_seed(cfg.seed)
         model = build(cfg, "vff")
         t0, stamps = time.perf_counter(), []
         ckpt = a.out / f"{name.replace(' ', '_').replace(',', '').replace('+', 'plus')}.pt"
         losses = train_model(
-            model, train_photos, cfg.train_config(), seed=cfg.seed, checkpoint=ckpt,
-            on_step=_step_logger(name, cfg.steps, stamps),
+            model, train_photos, cfg.train, seed=cfg.seed, checkpoint=ckpt,
+            on_step=_step_logger(name, cfg.train.steps, stamps),
         )  # fmt: skip
         per_step = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else float("nan")
         methods = {"bicubic": bicubic_method, "vff": model_method(model)}
@@ -81,7 +81,7 @@ def main() -> None:
         with torch.no_grad():
             for group, group_cases in cases.items():
                 for s in settings:
-                    per = [run_case(c, s, cfg.lr_frames, methods) for c in group_cases]
+                    per = [run_case(c, s, cfg.train.lr_frames, methods) for c in group_cases]
                     scores.setdefault(group, {})[s.label] = {
                         m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")}
                         for m in methods

@@ -1,7 +1,10 @@
 """The 19 papers: name, title, one-line claim; and lookup of their implemented systems.
 
-A paper's system is implemented when `iclr26.<name>` exists and defines `SYSTEM` with a `run`.
-Anything else is listed honestly as planned.
+A paper's system is implemented when `iclr26/<name>/system.py` exists and defines `SYSTEM` with a
+`run`; anything else is listed honestly as planned. Listing the catalog imports no system: a
+system's module is imported only by `get_system`, and a system whose optional dependencies (its
+`requires`) are not installed is reported *unavailable* without importing it. Any other import
+error inside a system is a bug and is raised as one.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import importlib
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
@@ -25,6 +29,7 @@ class Paper:
     name: str
     title: str
     claim: str
+    requires: tuple[str, ...] = ()  # top-level modules of the optional dependencies it imports
 
 
 # In the order of ../shared/ABSTRACTS.txt and SYSTEMS.md. Titles are the ICLR 2026 ones where
@@ -36,6 +41,7 @@ PAPERS: tuple[Paper, ...] = (
         "Efficient Offline Reinforcement Learning via Peer-Influenced Constraint",
         "Constraining the policy to the best action among similar states' actions (PIC/EPIC) "
         "beats behavior-regularized offline RL on D4RL.",
+        requires=("gymnasium", "faiss"),
     ),
     Paper(
         2,
@@ -56,6 +62,7 @@ PAPERS: tuple[Paper, ...] = (
         "Query-Specific Causal Graph Pruning Under Tiered Knowledge",
         "Tiered knowledge lets edges be pruned while keeping effects identifiable, so "
         "query-specific discovery needs far fewer CI tests than tiered FCI.",
+        requires=("networkx", "scipy", "pandas", "causallearn"),
     ),
     Paper(
         5,
@@ -76,6 +83,7 @@ PAPERS: tuple[Paper, ...] = (
         "DASH: Deterministic Attention Scheduling for High-throughput Reproducible LLM Training",
         "Critical-path-optimal schedules (descending, shift) make the deterministic attention "
         "backward up to 1.28x faster.",
+        requires=("triton",),
     ),
     Paper(
         8,
@@ -89,6 +97,7 @@ PAPERS: tuple[Paper, ...] = (
         "Continuous Space-Time Video Super-Resolution with 3D Fourier Fields",
         "A 3D video Fourier field with an analytic PSF gives alias-free space-time "
         "super-resolution at any scale, above prior methods.",
+        requires=("av", "cv2", "scipy", "skimage", "sklearn"),
     ),
     Paper(
         10,
@@ -96,6 +105,7 @@ PAPERS: tuple[Paper, ...] = (
         "Learning for Highly Faithful Explainability",
         "An amortized explainer trained on faithfulness and filtered priors ranks best on the "
         "unified faithfulness metrics.",
+        requires=("captum", "scipy", "skimage", "sklearn", "vaderSentiment"),
     ),
     Paper(
         11,
@@ -115,6 +125,7 @@ PAPERS: tuple[Paper, ...] = (
         "LaplacianFormer: Rethinking Linear Attention with Laplacian Kernel",
         "Laplacian-kernel linear attention with Nyström + Newton–Schulz matches softmax "
         "accuracy at linear cost.",
+        requires=("einops", "skimage", "sklearn", "triton"),
     ),
     Paper(
         14,
@@ -127,6 +138,7 @@ PAPERS: tuple[Paper, ...] = (
         "icl_analysis",
         "Is In-Context Learning Learning?",
         "ICL learns, but generalises poorly out of distribution and is sensitive to prompt style.",
+        requires=("sklearn", "faker"),
     ),
     Paper(
         16,
@@ -186,33 +198,47 @@ class UnknownSystem(UserError, KeyError):
         return str(self.args[0])  # KeyError would quote the message
 
 
-def get_system(name: str) -> System:
-    """The catalog's System for `name` (implemented or planned); unknown names raise `UnknownSystem`."""
+def _paper(name: str) -> Paper:
     by_name = {p.name: p for p in PAPERS}
     if name not in by_name:
         close = difflib.get_close_matches(name, by_name, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UnknownSystem(f"no system named {name!r}{hint} (`iclr26 list` shows all 19)")
-    paper = by_name[name]
-    if importlib.util.find_spec(f"iclr26.{name}") is None:
-        return _planned(paper)
-    try:
-        module = importlib.import_module(f"iclr26.{name}")
-    except ModuleNotFoundError as e:
-        if not e.name or e.name.split(".")[0] == "iclr26":
-            raise  # a module of ours is missing: a bug, not an optional dependency
-        # an implemented system whose optional dependencies are not installed
-        return _planned(
-            paper, unavailable=f"needs {e.name!r}: pip install 'iclr26[all]' (or run `make demo`)"
-        )
+    return by_name[name]
+
+
+def _has_system_module(name: str) -> bool:
+    return (Path(__file__).parent / name / "system.py").is_file()
+
+
+def status_of(name: str) -> tuple[str, str]:
+    """(`implemented` | `planned` | `unavailable`, why unavailable) for catalog paper `name`, found
+    without importing its system: from its `system.py` and its optional dependencies."""
+    paper = _paper(name)
+    if not _has_system_module(name):
+        return "planned", ""
+    missing = [m for m in paper.requires if importlib.util.find_spec(m) is None]
+    if missing:
+        return "unavailable", f"needs {', '.join(missing)}: pip install 'iclr26[all]' (or run `make demo`)"
+    return "implemented", ""
+
+
+def get_system(name: str) -> System:
+    """The catalog's System for `name` (implemented or planned); unknown names raise `UnknownSystem`.
+
+    Imports `iclr26.<name>.system` for an implemented system whose optional dependencies are here.
+    """
+    paper = _paper(name)
+    status, why = status_of(name)
+    if status != "implemented":
+        return _planned(paper, unavailable=why)
+    module = importlib.import_module(f"iclr26.{name}.system")
     system = getattr(module, "SYSTEM", None)
-    if system is None:
-        return _planned(paper)
     if not isinstance(system, System) or system.name != name:
-        raise TypeError(f"iclr26.{name}.SYSTEM must be a System named {name!r}")
+        raise TypeError(f"iclr26.{name}.system.SYSTEM must be a System named {name!r}")
     return system
 
 
 def all_systems() -> list[System]:
-    """All 19 systems in catalog order."""
+    """All 19 systems in catalog order (imports every available implemented system)."""
     return [get_system(p.name) for p in PAPERS]

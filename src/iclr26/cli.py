@@ -1,7 +1,9 @@
-"""`iclr26 list | run NAME [--preset P] [--set k=v ...] [--out DIR] | demo | report RUN_DIR`."""
+"""`iclr26 list | run NAME [--preset P] [--set k=v ...] [--out DIR] [--help-config] | config NAME |
+demo | report RUN_DIR`."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Annotated
@@ -11,8 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from iclr26.catalog import all_systems, get_system
-from iclr26.core.config import parse_overrides
+from iclr26.catalog import PAPERS, all_systems, get_system, status_of
+from iclr26.core.config import describe_config, parse_overrides
 from iclr26.core.errors import UserError
 from iclr26.core.records import load_record, now_stamp, write_report
 from iclr26.core.runner import run_system
@@ -26,6 +28,15 @@ app = typer.Typer(
 console = Console() if Console().is_terminal else Console(width=160)
 
 
+def _triton_interpreter_without_gpu() -> None:
+    """Triton reads TRITON_INTERPRET once, when first imported: an entry point chooses it. Without a
+    GPU, the systems' Triton kernels (dash, laplacianformer) run in the interpreter."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
     # one line, however long: no wrapping, and brackets in the message are text, not markup
     console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
@@ -34,31 +45,67 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command("list")
 def list_systems() -> None:
-    """Show all 19 systems: name, paper title, status, claim."""
+    """Show all 19 systems: name, paper title, status, claim (imports no system)."""
     table = RichTable(title="iclr26 systems", show_lines=False)
     for col in ("#", "name", "status", "paper", "claim"):
         table.add_column(col, overflow="fold")
-    for s in all_systems():
-        colour = {"implemented": "green", "planned": "yellow"}.get(s.status, "red")
-        status = s.status if not s.unavailable else f"{s.status} ({s.unavailable})"
-        table.add_row(str(s.number), s.name, f"[{colour}]{status}[/]", s.title, s.claim)
+    for p in PAPERS:
+        status, why = status_of(p.name)
+        colour = {"implemented": "green", "planned": "yellow"}.get(status, "red")
+        shown = f"{status} ({why})" if why else status
+        table.add_row(str(p.number), p.name, f"[{colour}]{escape(shown)}[/]", p.title, p.claim)
     console.print(table)
+
+
+def _show(value: object) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+def _print_config(name: str, preset: str, overrides: list[str]) -> None:
+    system = get_system(name)
+    if system.status != "implemented":
+        raise UserError(f"system {name!r} is {system.status}: it has no config yet")
+    config = system.config(preset, parse_overrides(overrides))
+    table = RichTable(title=f"{name}: {type(config).__name__} (preset {preset})", show_lines=False)
+    table.add_column("field", no_wrap=True)
+    for col in ("type", "default", preset, "help"):
+        table.add_column(col, overflow="fold")
+    for row in describe_config(config):
+        changed = row.value != row.default
+        value = f"[bold]{escape(_show(row.value))}[/]" if changed else escape(_show(row.value))
+        table.add_row(row.path, escape(row.type), escape(_show(row.default)), value, escape(row.help))
+    console.print(table)
+    console.print(
+        f"bold: the preset's value differs from the default. Set any field with --set FIELD=VALUE "
+        f"(nested fields with dots, e.g. --set {describe_config(config)[-1].path}=...).",
+        highlight=False,
+    )
 
 
 @app.command()
 def run(
     name: Annotated[str, typer.Argument(help="System name, as `iclr26 list` shows it.")],
-    preset: Annotated[str, typer.Option(help="smoke (seconds), demo (CPU minutes), paper.")] = "demo",
+    preset: Annotated[
+        str, typer.Option(help="smoke (seconds), demo (≤ 2 CPU minutes), bench (README figures), paper.")
+    ] = "demo",
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a config field: field=value.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/NAME/<stamp>); reuse to resume.")
     ] = None,
+    help_config: Annotated[
+        bool, typer.Option("--help-config", help="Print every config field (type, default, preset, help).")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
 ) -> None:
     """Run one system's preset and write results.json, report.md and figures."""
     try:
+        if help_config:
+            _print_config(name, preset, set_ or [])
+            return
+        _triton_interpreter_without_gpu()
         system = get_system(name)
         overrides = parse_overrides(set_ or [])
         record, run_dir = run_system(system, preset, overrides, out=out, console=console)
@@ -67,6 +114,24 @@ def run(
             raise
         raise _fail(str(e), e.exit_code) from None
     console.print(f"[bold green]done[/] in {record.wall_time_s:.1f} s → {run_dir / 'report.md'}")
+
+
+@app.command()
+def config(
+    name: Annotated[str, typer.Argument(help="System name, as `iclr26 list` shows it.")],
+    preset: Annotated[str, typer.Option(help="The preset whose values to show.")] = "demo",
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Show the config with these overrides: field=value.")
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
+) -> None:
+    """Print a system's config fields: type, default, the preset's value, help (= run --help-config)."""
+    try:
+        _print_config(name, preset, set_ or [])
+    except UserError as e:
+        if debug:
+            raise
+        raise _fail(str(e), e.exit_code) from None
 
 
 @app.command()

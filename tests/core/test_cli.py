@@ -103,16 +103,12 @@ def test_entry_point_runs_without_stdin():
 
 
 def test_system_with_missing_dependency_is_unavailable(monkeypatch, tmp_path):
-    import importlib
+    real = catalog.importlib.util.find_spec
 
-    real = importlib.import_module
+    def fake(name, *a, **k):  # einops, an optional dependency of laplacianformer, is not installed
+        return None if name == "einops" else real(name, *a, **k)
 
-    def fake(name, *a, **k):
-        if name == "iclr26.laplacianformer":
-            raise ModuleNotFoundError("No module named 'einops'", name="einops")
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(catalog.importlib, "import_module", fake)
+    monkeypatch.setattr(catalog.importlib.util, "find_spec", fake)
     s = catalog.get_system("laplacianformer")
     assert s.status == "unavailable" and "einops" in s.unavailable
     res = runner.invoke(cli.app, ["run", "laplacianformer", "--out", str(tmp_path)])
@@ -125,7 +121,7 @@ def test_a_missing_module_of_our_own_is_a_bug_not_unavailable(monkeypatch):
     real = importlib.import_module
 
     def fake(name, *a, **k):
-        if name == "iclr26.laplacianformer":
+        if name == "iclr26.laplacianformer.system":
             raise ModuleNotFoundError(
                 "No module named 'iclr26.laplacianformer.gone'", name="iclr26.laplacianformer.gone"
             )
@@ -134,3 +130,38 @@ def test_a_missing_module_of_our_own_is_a_bug_not_unavailable(monkeypatch):
     monkeypatch.setattr(catalog.importlib, "import_module", fake)
     with pytest.raises(ModuleNotFoundError, match=r"iclr26\.laplacianformer\.gone"):
         catalog.get_system("laplacianformer")
+
+
+def test_a_bug_importing_a_third_party_module_is_not_unavailable(monkeypatch):
+    """Only a declared optional dependency makes a system unavailable; a misspelt import is a bug."""
+    import importlib
+
+    real = importlib.import_module
+
+    def fake(name, *a, **k):
+        if name == "iclr26.laplacianformer.system":
+            raise ModuleNotFoundError("No module named 'einopz'", name="einopz")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(catalog.importlib, "import_module", fake)
+    with pytest.raises(ModuleNotFoundError, match="einopz"):
+        catalog.get_system("laplacianformer")
+
+
+def test_listing_the_catalog_imports_no_system():
+    code = (
+        "import sys; from iclr26 import catalog; "
+        "print([catalog.status_of(p.name)[0] for p in catalog.PAPERS].count('implemented')); "
+        "print(sorted(m for m in sys.modules if m.endswith('.system') and not m.startswith('iclr26.core')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    count, loaded = proc.stdout.splitlines()
+    assert int(count) >= 8 and loaded == "[]"
+
+
+def test_help_config_lists_every_field_with_help():
+    res = runner.invoke(cli.app, ["run", "dash", "--help-config", "--preset", "smoke"])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "field" in out and "smoke" in out and "help" in out

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from iclr26.core.device import DeviceUnavailable
 from iclr26.dash.flash_attention import (
     CPU_CONFIG,
     KernelConfig,
@@ -19,6 +20,7 @@ from iclr26.dash.flash_attention import (
     reduce_partials,
     reference_attention,
 )
+from iclr26.dash.modes import DQ_MODES, DQMode
 from iclr26.dash.schedules import SCHEDULES
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -228,3 +230,31 @@ def test_drop_in_for_sdpa_in_a_model():
     (g,) = torch.autograd.grad(ours, proj.weight)
     assert torch.allclose(ours, ref, atol=1e-6)
     assert torch.allclose(g, g_ref, atol=1e-5)
+
+
+def test_dq_modes_have_one_source():
+    """The kernel's mode constants, the `dq_mode` names and `DQMode` are one table."""
+    from iclr26.dash import kernels
+
+    assert DQ_MODES == ("ordered", "atomic", "deferred", "ordered_lazy")
+    for mode in DQMode:
+        assert int(getattr(kernels, f"DQ_{mode.name}")) == mode.value
+        assert DQMode.from_label(mode.label) is mode
+
+
+def test_cpu_tensors_need_the_interpreter(monkeypatch):
+    """The package never switches the interpreter on itself: without TRITON_INTERPRET=1, CPU
+    tensors are refused with the fix, before any kernel runs."""
+    q, k, v = (x.detach().cpu() for x in _inputs(lq=16, lk=16))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(DeviceUnavailable, match="set TRITON_INTERPRET=1"):
+        attention(q, k, v)
+
+
+def test_kernel_config_checks():
+    with pytest.raises(ValueError, match=r"KernelConfig\.bwd_block_m must be a power of two"):
+        KernelConfig(bwd_block_m=48)
+    with pytest.raises(ValueError, match=r"KernelConfig\.bwd_block_n must be an int >= 16"):
+        KernelConfig(bwd_block_n=8)
+    with pytest.raises(ValueError, match=r"KernelConfig\.programs must be an int >= 1"):
+        KernelConfig(programs=0)

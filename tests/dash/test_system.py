@@ -32,9 +32,24 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"dtype": "float64"})
     with pytest.raises(ConfigError, match="bfloat16 needs device=cuda"):
         SYSTEM.config("demo", {"dtype": "bfloat16"})
-    with pytest.raises(ConfigError, match="check_head_dim must be one of"):
-        SYSTEM.config("demo", {"check_head_dim": "48"})
-    with pytest.raises(ConfigError, match="sim_seq_lens must divide"):
-        SYSTEM.config("demo", {"sim_seq_lens": "1000"})
-    with pytest.raises(ConfigError, match="check_repeats must be >= 2"):
-        SYSTEM.config("demo", {"check_repeats": "1"})
+    with pytest.raises(ConfigError, match=r"check\.head_dim must be one of"):
+        SYSTEM.config("demo", {"check.head_dim": "48"})
+    with pytest.raises(ConfigError, match=r"sim\.seq_lens must divide"):
+        SYSTEM.config("demo", {"sim.seq_lens": "1000"})
+    with pytest.raises(ConfigError, match=r"check\.repeats must be >= 2"):
+        SYSTEM.config("demo", {"check.repeats": "1"})
+
+
+def test_parts_are_nested_configs():
+    """`--set check.len=64` reaches the kernel checks' config; each part checks its own fields."""
+    cfg = SYSTEM.config("smoke", {"check.len": "64", "sim.r": "0.25,1.0", "gpu.seq_lens": "1024"})
+    assert (cfg.check.len, cfg.sim.r, cfg.gpu.seq_lens) == (64, (0.25, 1.0), (1024,))
+    assert SYSTEM.config("smoke").check.len == 20  # the preset itself is unchanged
+    with pytest.raises(ConfigError, match=r"train\.dim must be twice a supported head_dim"):
+        SYSTEM.config("demo", {"train.dim": "48"})
+    with pytest.raises(ConfigError, match=r"sim\.r must be a finite number >= 0"):
+        SYSTEM.config("demo", {"sim.r": "-1"})
+    with pytest.raises(ConfigError, match=r"check\.len must be an int >= 1"):
+        SYSTEM.config("demo", {"check.len": "0"})
+    with pytest.raises(ConfigError, match="DashConfig has no field 'check_len'"):
+        SYSTEM.config("demo", {"check_len": "64"})

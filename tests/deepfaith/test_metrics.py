@@ -310,3 +310,66 @@ def test_evaluate_is_seeded(linear):
     a = evaluate("FC", model, space, x, target, attr, modality="tabular", seed=3)
     b = evaluate("FC", model, space, x, target, attr, modality="tabular", seed=3)
     assert torch.equal(a, b) and not math.isnan(float(a.sum()))
+
+
+PUBLIC_METRICS = [m.fn for m in METRICS.values() if m.name != "IROF"]
+
+
+@pytest.mark.parametrize("fn", PUBLIC_METRICS, ids=lambda f: f.__name__)
+def test_every_metric_validates_its_output_mode_first(linear, fn):
+    model, space, x, target, exact = linear
+    random = fn in (faithfulness_correlation, infidelity)
+    kw = {"generator": torch.Generator().manual_seed(0)} if random else {}
+    with pytest.raises(ValueError, match=r"output must be one of 'probability', 'logit', got 'probabilty'"):
+        fn(model, space, x, target, exact, output="probabilty", **kw)
+    # "prob" scores the probability, as it says (it used to fall through to the logits)
+    kw2 = {"generator": torch.Generator().manual_seed(0)} if kw else {}
+    assert torch.equal(
+        fn(model, space, x, target, exact, output="prob", **kw), fn(model, space, x, target, exact, **kw2)
+    )
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        faithfulness_estimate,
+        monotonicity_correlation,
+        deletion,
+        insertion,
+        positive_perturbation,
+        negative_perturbation,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_step_must_be_a_positive_int(linear, fn):
+    model, space, x, target, exact = linear
+    for bad in (0, -2, 1.5):
+        with pytest.raises(ValueError, match=rf"step must be an int >= 1, got {bad}"):
+            fn(model, space, x, target, exact, step=bad)
+
+
+def test_metric_argument_errors(linear):
+    model, space, x, target, exact = linear
+    with pytest.raises(ValueError, match="runs must be an int >= 1, got 0"):
+        faithfulness_correlation(model, space, x, target, exact, runs=0)
+    with pytest.raises(ValueError, match=r"subset_fraction must be a finite number in \(0, 1\]"):
+        faithfulness_correlation(model, space, x, target, exact, subset_fraction=1.5)
+    with pytest.raises(ValueError, match=r"subsets must have shape \(6, runs, 10\)"):
+        infidelity(model, space, x, target, exact, subsets=torch.ones(6, 4, 3))
+    with pytest.raises(ValueError, match=r"regions must be an int in \[1, 10\]"):
+        region_perturbation(model, space, x, target, exact, regions=11)
+    with pytest.raises(ValueError, match=r"target must have shape \(6,\)"):
+        deletion(model, space, x, target[:3], exact)
+    with pytest.raises(ValueError, match=r"torch\.long"):
+        deletion(model, space, x, target.float(), exact)
+    with pytest.raises(ValueError, match="chunk must be an int >= 1"):
+        class_probability(model, x, target, chunk=0)
+
+
+def test_probability_of_a_single_logit_is_refused(linear):
+    _, space, x, _, exact = linear
+    one = lambda z: z.sum(-1, keepdim=True)  # noqa: E731  (one output column)
+    zeros = torch.zeros(6, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"output='probability' needs a model with at least 2 class logits"):
+        deletion(one, space, x, zeros, exact)
+    assert deletion(one, space, x, zeros, exact, output="logit").shape == (6,)

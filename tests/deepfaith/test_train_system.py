@@ -121,7 +121,7 @@ def test_config_errors_name_fields():
     with pytest.raises((ConfigError, ValueError), match="methods"):
         SYSTEM.config("demo", {"methods": "saliency,shapley"})
     with pytest.raises((ConfigError, ValueError), match="objective"):
-        SYSTEM.config("demo", {"objective": "both"})
+        SYSTEM.config("demo", {"train.objective": "both"})
 
 
 def test_smoke_preset_under_torchrun_trains_one_explainer(tmp_path):
@@ -152,3 +152,14 @@ def test_smoke_preset_under_torchrun_trains_one_explainer(tmp_path):
         main["means"] == other["means"]
         and main["history"][-1]["local_loss"] == other["history"][-1]["local_loss"]
     )
+
+
+def test_nested_configs_and_min_steps():
+    cfg = SYSTEM.config("demo", {"explainer.width": "32", "explainer.heads": "2", "train.lr": "3e-4"})
+    assert cfg.explainer.width == 32 and cfg.train.lr == 3e-4
+    bench = SYSTEM.presets["bench"]
+    assert bench.train.epochs == 80 and bench.priors.kernel_samples == 64
+    # 100 pairs at batch 64 are 2 batches per epoch: 1200 updates need 600 epochs
+    assert bench.train_config(100).epochs == 600 and bench.train_config(0) == bench.train
+    with pytest.raises(ConfigError, match="divide by heads"):
+        SYSTEM.config("demo", {"explainer.heads": "3"})

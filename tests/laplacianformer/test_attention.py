@@ -160,7 +160,8 @@ def test_performer_approaches_softmax_with_more_features():
     assert errs[1] < errs[0] and errs[1] < 0.05
 
 
-def test_laplacian_grid_path_and_errors():
+def test_laplacian_grid_path_and_errors(monkeypatch):
+    monkeypatch.setenv("ICLR26_DEBUG_CHECKS", "1")  # the finite-input check runs under debug checks only
     attn = LaplacianAttention(32, 4, landmarks=8)
     assert attn(torch.randn(1, 49, 32), hw=(7, 7)).shape == (1, 49, 32)
     with pytest.raises(ValueError, match="does not match 49 tokens"):
@@ -193,3 +194,27 @@ def test_vit_rejects_bad_geometry():
         VisionTransformer(16, 3, 1, 10)
     with pytest.raises(ValueError, match=r"landmarks \(32\) > tokens \(16\)"):
         VisionTransformer(16, 4, 1, 10, landmarks=32)
+
+
+def test_nystromformer_rejects_an_even_conv_kernel():
+    with pytest.raises(ValueError, match=r"conv_kernel must be 0 or an odd kernel size.*got 32"):
+        NystromAttention(16, 2, landmarks=4, conv_kernel=32)
+    x = torch.randn(1, 20, 16)
+    for k in (0, 1, 33):  # an odd kernel keeps the token count
+        assert NystromAttention(16, 2, landmarks=4, conv_kernel=k)(x).shape == x.shape
+
+
+def test_the_finite_input_check_runs_only_under_debug_checks(monkeypatch):
+    from iclr26.core.validation import set_debug_checks
+
+    attn = SoftmaxAttention(16, 2)
+    x = torch.full((1, 4, 16), float("nan"))
+    monkeypatch.delenv("ICLR26_DEBUG_CHECKS", raising=False)
+    set_debug_checks(None)
+    assert torch.isnan(attn(x)).all()  # no pass over the activations on the hot path
+    try:
+        set_debug_checks(True)
+        with pytest.raises(ValueError, match=r"non-finite values: x must be finite, got 64 NaN"):
+            attn(x)
+    finally:
+        set_debug_checks(None)

@@ -96,3 +96,11 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"normalization": "softmax"})
     with pytest.raises(ConfigError, match="scaling_lengths must be >= landmarks"):
         SYSTEM.config("demo", {"scaling_lengths": "8,16"})
+
+
+def test_the_optimiser_config_is_nested():
+    cfg = SYSTEM.config("demo", {"train.epochs": "7", "train.lr": "1e-4"})
+    assert (cfg.train.epochs, cfg.train.lr) == (7, 1e-4)
+    assert SYSTEM.presets["paper"].train.epochs == 100 and SYSTEM.presets["bench"].train.lr == 5e-3
+    with pytest.raises(ConfigError, match="local_conv must be 0 or an odd kernel size"):
+        SYSTEM.config("demo", {"local_conv": "4"})

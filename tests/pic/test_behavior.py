@@ -1,4 +1,5 @@
-"""Online TD3 and the D4RL-style dataset recipe: update rule, five datasets, caching, resume."""
+"""Online TD3 (the behaviour agent) and the D4RL-style dataset recipe: update rule, five datasets,
+caching, resume."""
 
 from __future__ import annotations
 
@@ -8,15 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from iclr26.pic.behavior import (
-    DATASET_NAMES,
-    TD3,
-    GenerationConfig,
-    TD3Config,
-    generate_datasets,
-    preset,
-)
+from iclr26.pic.algorithms import TD3, TD3Config
+from iclr26.pic.behavior import check_same_run
+from iclr26.pic.config import DATASET_NAMES, GenerationConfig
+from iclr26.pic.config import generation_preset as preset
 from iclr26.pic.data import load_dataset, load_manifest
+from iclr26.pic.generation import generate_datasets
 
 SMOKE = preset("smoke")  # Pendulum-v1: 600 TD3 steps, 300 transitions per dataset
 
@@ -57,24 +55,24 @@ def _batch(obs_dim=3, act_dim=1, n=16, seed=0):
         "actions": torch.rand(n, act_dim, generator=g) * 2 - 1,
         "rewards": torch.randn(n, generator=g),
         "next_observations": torch.randn(n, obs_dim, generator=g),
-        "terminals": (torch.rand(n, generator=g) < 0.3).float(),
+        "dones": (torch.rand(n, generator=g) < 0.3).float(),
     }
 
 
 def test_td3_critic_loss_is_clipped_double_q():
     cfg = TD3Config(hidden=(16,), policy_noise=0.0, gamma=0.9)
-    agent, batch = TD3.build(3, 1, cfg, seed=0), _batch()
+    agent, batch = TD3.create(3, 1, cfg, seed=0), _batch()
     with torch.no_grad():  # y = r + γ(1 − d) min(Q1', Q2')(s', μ'(s')), no smoothing noise
         a2 = agent.actor_target(batch["next_observations"])[0]
         q2 = agent.critic_target(torch.cat([batch["next_observations"], a2], -1)).squeeze(-1)
-        y = batch["rewards"] + 0.9 * (1 - batch["terminals"]) * torch.minimum(q2[0], q2[1])
+        y = batch["rewards"] + 0.9 * (1 - batch["dones"]) * torch.minimum(q2[0], q2[1])
         q = agent.critic(torch.cat([batch["observations"], batch["actions"]], -1)).squeeze(-1)
         want = ((q[0] - y) ** 2).mean() + ((q[1] - y) ** 2).mean()
     assert agent.update(batch)["critic_loss"] == pytest.approx(want.item(), rel=1e-5)
 
 
 def test_td3_delays_actor_and_target_updates():
-    agent = TD3.build(3, 1, TD3Config(hidden=(16,), policy_freq=2, tau=0.5), seed=0)
+    agent = TD3.create(3, 1, TD3Config(hidden=(16,), policy_delay=2, tau=0.5), seed=0)
     actor0 = [p.clone() for p in agent.actor.parameters()]
     target0 = [p.clone() for p in agent.critic_target.parameters()]
     out = agent.update(_batch(seed=1))
@@ -91,7 +89,7 @@ def test_td3_build_leaves_global_rng_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    a, b = TD3.build(3, 1, TD3Config(hidden=(8,)), seed=5), TD3.build(3, 1, TD3Config(hidden=(8,)), seed=5)
+    a, b = TD3.create(3, 1, TD3Config(hidden=(8,)), seed=5), TD3.create(3, 1, TD3Config(hidden=(8,)), seed=5)
     assert torch.equal(torch.rand(3), expected)
     assert all(torch.equal(x, y) for x, y in zip(a.actor.parameters(), b.actor.parameters(), strict=True))
 
@@ -172,6 +170,17 @@ def test_finished_datasets_are_cached(generated):
         generate_datasets("Pendulum-v1", out, preset("smoke", dataset_size=301))
     with pytest.raises(ValueError, match="belongs to env 'Pendulum-v1'"):
         generate_datasets("MountainCarContinuous-v0", out, SMOKE)
+
+
+def test_data_generated_before_the_shared_td3_is_still_recognised(generated):
+    out, _, _ = generated
+    summary = json.loads((out / "generation.json").read_text())
+    td3 = summary["config"]["td3"]  # the behaviour agent's policy_delay was called policy_freq then
+    summary["config"]["td3"] = {("policy_freq" if k == "policy_delay" else k): v for k, v in td3.items()}
+    check_same_run(summary, "Pendulum-v1", SMOKE, out / "generation.json")
+    summary["config"]["td3"]["policy_freq"] = 3
+    with pytest.raises(ValueError, match="different GenerationConfig"):
+        check_same_run(summary, "Pendulum-v1", SMOKE, out / "generation.json")
 
 
 def test_resume_after_interruption_equals_an_uninterrupted_run(generated, tmp_path):

@@ -9,6 +9,7 @@ import pytest
 from iclr26.core import ConfigError
 from iclr26.core.runner import run_system
 from iclr26.pic import SYSTEM
+from iclr26.pic.algorithms import ALGORITHMS
 
 
 def test_smoke_preset_runs_and_resumes(tmp_path):
@@ -43,24 +44,34 @@ def test_config_errors_name_fields():
         SYSTEM.config("demo", {"k": "0"})
 
 
-def test_shared_settings_reach_only_the_fields_an_algorithm_has():
-    from iclr26.pic.system import _algo_overrides
+def test_nested_settings_reach_only_their_algorithm():
+    cfg = SYSTEM.config("demo", {"pic.delta": "2.5", "epic.num_critics": "7"})
+    assert cfg.algorithm_config("pic").delta == 2.5
+    assert cfg.algorithm_config("edac").delta == 0.0  # EDAC keeps δ = 0: it samples no peers
+    assert cfg.epic.delta == 1.0 and not hasattr(cfg.td3_bc, "delta")
+    assert cfg.epic.num_critics == 7 and cfg.edac.num_critics == SYSTEM.config("demo").edac.num_critics
+    with pytest.raises(ConfigError, match=r"EDACConfig\.delta must be 0"):
+        SYSTEM.config("demo", {"edac.delta": "1"})
 
-    cfg = SYSTEM.config("demo", {"delta": "2.5"})
-    assert _algo_overrides("pic", cfg)["delta"] == 2.5
-    assert "delta" not in _algo_overrides("edac", cfg)  # EDAC keeps δ = 0: it samples no peers
-    assert "delta" not in _algo_overrides("td3_bc", cfg)
-    assert _algo_overrides("epic", cfg)["num_critics"] == cfg.num_critics
+
+def test_presets_give_every_algorithm_the_old_shared_settings():
+    # the flat hidden / num_critics / delta / batch_size of before, now one value per nested config
+    widths = {p: {a: c.algorithm_config(a).hidden for a in ALGORITHMS} for p, c in SYSTEM.presets.items()}
+    expected = {"smoke": 32, "demo": 64, "bench": 64, "paper": 256}
+    assert widths == {p: dict.fromkeys(ALGORITHMS, (w, w)) for p, w in expected.items()}
+    assert {p: (c.epic.num_critics, c.edac.num_critics) for p, c in SYSTEM.presets.items()} == {
+        "smoke": (3, 3), "demo": (5, 5), "bench": (5, 5), "paper": (10, 10)}  # fmt: skip
+    smoke = SYSTEM.presets["smoke"]
+    assert {smoke.algorithm_config(a).batch_size for a in ALGORITHMS} == {32}
+    assert smoke.pic.delta == smoke.epic.delta == 1.0 and smoke.edac.delta == 0.0
 
 
-def test_extra_reaches_the_algorithms_that_have_the_field():
-    from iclr26.pic.system import _algo_overrides
-
-    cfg = SYSTEM.config(
-        "demo", {"extra": '{"score_dtype": "float32", "expectile": 0.9}', "algorithms": "pic,iql"}
-    )
-    assert _algo_overrides("pic", cfg)["score_dtype"] == "float32"
-    assert "score_dtype" not in _algo_overrides("iql", cfg)
-    assert _algo_overrides("iql", cfg)["expectile"] == 0.9
-    with pytest.raises(ConfigError, match="not config fields"):
-        SYSTEM.config("demo", {"extra": '{"scoring": "fast"}'})
+def test_nested_configs_replace_extra():
+    over = {"pic.score_dtype": "float32", "iql.expectile": "0.9", "algorithms": "pic,iql"}
+    cfg = SYSTEM.config("demo", over)
+    assert cfg.pic.score_dtype == "float32" and cfg.iql.expectile == 0.9
+    assert not hasattr(cfg.iql, "score_dtype")
+    with pytest.raises(ConfigError, match="has no field 'scoring'"):
+        SYSTEM.config("demo", {"pic.scoring": "fast"})
+    with pytest.raises(ConfigError, match="has no field 'extra'"):
+        SYSTEM.config("demo", {"extra": '{"score_dtype": "float32"}'})

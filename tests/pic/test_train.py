@@ -78,7 +78,10 @@ def test_resume_after_interruption_equals_uninterrupted_run(name, tmp_path, one_
     for key in ("actor", "critic", "value", "critic_target", "actor_target"):
         for t, u in zip(a.get(key, {}).values(), b.get(key, {}).values(), strict=True):
             assert torch.equal(t, u), f"{name}: {key} differs after resume"
-    assert torch.equal(a["generator"], b["generator"]) and a["total_it"] == b["total_it"] == 20
+    assert a.keys() == b.keys()
+    if "generator" in a:  # BC and IQL draw no random numbers, so they keep no generator
+        assert torch.equal(a["generator"], b["generator"])
+    assert a["total_it"] == b["total_it"] == 20
 
 
 def test_history_rows_evaluations_and_throughput(tmp_path):

@@ -52,7 +52,7 @@ def test_config_errors_name_fields():
     with pytest.raises(ConfigError, match="task must be addition or multiplication"):
         SYSTEM.config("demo", {"task": "countdown"})
     with pytest.raises(ConfigError, match="w must be in"):
-        SYSTEM.config("demo", {"w": "1.5"})
+        SYSTEM.config("demo", {"repro.w": "1.5"})
     with pytest.raises(ConfigError, match="train_levels must be non-empty addition levels"):
         SYSTEM.config("demo", {"train_levels": "13"})
 
@@ -64,6 +64,15 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     from tests.tiny_hf import save_tiny_checkpoint
 
     ckpt = save_tiny_checkpoint(tmp_path / "tiny")
-    record, run_dir = run_system(SYSTEM, "smoke", {"policy": str(ckpt), "sft_lr": "1e-3"}, out=tmp_path / "r")
+    over = {"policy.model": str(ckpt), "sft.lr": "1e-3"}
+    record, run_dir = run_system(SYSTEM, "smoke", over, out=tmp_path / "r")
     assert record.status == "complete"
     assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "grpo_repro-s0.json"]
+
+
+def test_nested_configs_take_dotted_overrides():
+    from iclr26.repro_reward import SYSTEM
+
+    cfg = SYSTEM.config("smoke", {"grpo.lr": "1e-5", "repro.top_k": "5", "sft.steps": "7"})
+    assert (cfg.grpo.lr, cfg.repro.top_k, cfg.sft.steps) == (1e-5, 5, 7)
+    assert cfg.repro.stop == "A:"  # still the testbed's format

@@ -166,17 +166,17 @@ def test_config_errors_name_fields():
     from iclr26.scaf_grpo import SYSTEM
 
     with pytest.raises(ConfigError, match="mix entry 'addition:0-3'"):
-        SYSTEM.config("demo", {"sft_mix": "addition:0-3"})
+        SYSTEM.config("demo", {"sft.mix": "addition:0-3"})
     with pytest.raises(ConfigError, match="group_size must be >= 2"):
-        SYSTEM.config("demo", {"group_size": "1"})
+        SYSTEM.config("demo", {"grpo.group_size": "1"})
     with pytest.raises(ConfigError, match="tiers: unknown"):
-        SYSTEM.config("demo", {"tiers": "knowledge,oracle"})
+        SYSTEM.config("demo", {"scaf.tiers": "knowledge,oracle"})
     with pytest.raises(ConfigError, match="eval_levels must include every train level; missing"):
         SYSTEM.config("demo", {"eval_levels": "1,2"})
     with pytest.raises(ConfigError, match=r"countdown levels in 1\.\.5"):
-        SYSTEM.config("demo", {"task": "countdown", "sft_mix": "countdown:1-3", "train_levels": "6"})
+        SYSTEM.config("demo", {"task": "countdown", "sft.mix": "countdown:1-3", "train_levels": "6"})
     with pytest.raises(ConfigError, match="dtype must be one of"):
-        SYSTEM.config("demo", {"dtype": "fp8"})
+        SYSTEM.config("demo", {"policy.dtype": "fp8"})
 
 
 def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
@@ -185,7 +185,7 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     from iclr26.scaf_grpo import SYSTEM
 
     ckpt = save_tiny_checkpoint(tmp_path / "tiny")
-    over = {"policy": str(ckpt), "sft_lr": "1e-3", "task": "countdown", "sft_mix": "countdown:1-2"}
+    over = {"policy.model": str(ckpt), "sft.lr": "1e-3", "task": "countdown", "sft.mix": "countdown:1-2"}
     over |= {"train_levels": "1", "eval_levels": "1,2"}
     record, run_dir = run_system(SYSTEM, "smoke", over, out=tmp_path / "r")
     assert record.status == "complete"
@@ -200,7 +200,7 @@ def test_checkpoint_without_tokenizer_is_a_clear_error(tmp_path):
 
     ckpt = save_tiny_checkpoint(tmp_path / "no_tok", tokenizer=False)
     with pytest.raises(FileNotFoundError, match="has no tokenizer files"):
-        run_system(SYSTEM, "smoke", {"policy": str(ckpt)}, out=tmp_path / "r")
+        run_system(SYSTEM, "smoke", {"policy.model": str(ckpt)}, out=tmp_path / "r")
 
 
 def test_smoke_preset_under_torchrun_matches_across_ranks(tmp_path):
@@ -222,3 +222,11 @@ def test_smoke_preset_under_torchrun_matches_across_ranks(tmp_path):
     w0 = torch.load(out / "checkpoints" / "scaf_grpo-s0.pt", weights_only=False)["trainer"]["model"]
     w1 = torch.load(out / "rank1" / "checkpoints" / "scaf_grpo-s0.pt", weights_only=False)["trainer"]["model"]
     assert all(torch.equal(w0[k], w1[k]) for k in w0)
+
+
+def test_nested_configs_take_dotted_overrides():
+    from iclr26.scaf_grpo import SYSTEM
+
+    cfg = SYSTEM.config("smoke", {"grpo.lr": "1e-5", "scaf.graft": "true", "policy.dim": "16"})
+    assert (cfg.grpo.lr, cfg.scaf.graft, cfg.policy.dim) == (1e-5, True, 16)
+    assert cfg.grpo.group_size == SYSTEM.presets["smoke"].grpo.group_size  # the rest as in the preset

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr26.tiered_pruning import ADMG, Tiers
+from iclr26.tiered_pruning import ADMG, DAG, OracleCITest, Tiers, query_specific_fci
 from iclr26.tiered_pruning.identification import Query, identify
 from iclr26.tiered_pruning.pruning import plan_pruning, prune, t_components, unconfounded_boundary
 
@@ -115,6 +115,34 @@ def test_errors_name_the_problem():
         prune(g, Tiers([["a"], ["b"], ["c"]]), "a", "zz")
     with pytest.raises(ValueError):
         prune(g, Tiers([["c"], ["b"], ["a"]]), "a", "c")  # the graph contradicts the tiers
+
+
+def test_arguments_are_checked_before_the_tiers_are_used():
+    g = admg("a->b b->c", nodes="a b c")
+    with pytest.raises(TypeError, match="prune: tiers must be a Tiers, got list"):
+        prune(g, [["a"], ["b"]], "a", "c")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="within_tier_confounding must be one of"):
+        prune(g, Tiers([["a"], ["b"], ["c"]]), "a", "c", within_tier_confounding="yes")  # type: ignore[arg-type]
+
+
+def test_a_tuple_is_one_node_exactly_when_it_is_a_node_of_the_graph():
+    a, b, c = ("a", 0), ("b", 0), ("c", 0)
+    dag = DAG([a, b, c], [(a, b), (b, c)])
+    assert dag.ancestors(c) == {a, b, c} and dag.ancestors([b]) == {a, b}
+    assert dag.d_separated(a, c, b) and not dag.d_separated(a, c)
+    g = dag.latent_projection([])
+    tiers = Tiers([[a], [b], [c]])
+    r = identify(g, a, c)
+    assert r.identifiable and r.query == Query(frozenset({c}), frozenset({a}))
+    assert prune(g, tiers, b, c).plan.query == Query(frozenset({c}), frozenset({b}))
+    local = query_specific_fci(OracleCITest(dag), tiers, b, c)
+    assert local.plan.query == Query(frozenset({c}), frozenset({b}))
+    # a tuple that is no node of the graph is a set of nodes
+    assert identify(g, (a, b), c).query.treatments == {a, b}
+    with pytest.raises(ValueError, match=r"treatments \['a', 1\] are not nodes of the graph"):
+        identify(g, ("a", 1), c)
+    with pytest.raises(ValueError, match="not variables of the data"):
+        query_specific_fci(OracleCITest(dag), tiers, ("b", 1), c)
 
 
 @st.composite

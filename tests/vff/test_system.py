@@ -66,7 +66,14 @@ def test_a_clip_smaller_than_the_output_is_a_clear_error():
 
 
 def test_smoke_preset_with_the_rvrt_encoder(tmp_path):
-    over = {"encoder": "rvrt", "heads": "2", "window": "4", "passes": "1", "settings": "S2.5", "clips": ""}
+    over = {
+        "encoder": "rvrt",
+        "rvrt.heads": "2",
+        "rvrt.window": "2,4,4",
+        "rvrt.passes": "1",
+        "settings": "S2.5",
+        "clips": "",
+    }
     record, _ = run_system(SYSTEM, "smoke", over, runs_root=tmp_path)
     assert record.status == "complete"
     assert all(v == v for v in record.report.tables[0].column("PSNR ↑"))
@@ -84,4 +91,12 @@ def test_paper_preset_uses_the_rvrt_encoder():
     with pytest.raises((ConfigError, ValueError), match="encoder must be one of"):
         SYSTEM.config("demo", {"encoder": "swin"})
     with pytest.raises((ConfigError, ValueError), match="multiple of heads"):
-        SYSTEM.config("demo", {"encoder": "rvrt", "channels": "30", "heads": "4"})
+        SYSTEM.config("demo", {"encoder": "rvrt", "rvrt.channels": "30", "rvrt.heads": "4"})
+
+
+def test_nested_configs_take_dotted_overrides():
+    cfg = SYSTEM.config("smoke", {"train.steps": "5", "encoder": "rvrt", "rvrt.window": "2,4,4"})
+    assert cfg.train.steps == 5 and cfg.encoder_config() is cfg.rvrt and cfg.rvrt.window == (2, 4, 4)
+    assert SYSTEM.config("smoke", {}).encoder_config() == SYSTEM.presets["smoke"].conv3d
+    with pytest.raises(ConfigError, match="lr_frames must be an int >= 2, got 1"):
+        SYSTEM.config("demo", {"train.lr_frames": "1"})

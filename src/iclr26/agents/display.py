@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from iclr26.core.config import ConfigError
 from iclr26.core.sysdeps import require
-from iclr26.core.validate import check_int
+from iclr26.core.validation import check_int
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -23,7 +23,7 @@ from iclr26.agents.actions import Action, ActionParser, InvalidAction, ParseErro
 from iclr26.agents.episode import Episode, ModelCall, Step, read_episodes, write_episodes
 from iclr26.core.errors import UserError
 from iclr26.core.llm import ChatModel, LLMError, image_part
-from iclr26.core.validate import check_int, check_seconds
+from iclr26.core.validation import check_int, check_seconds
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ from typing import Literal
 
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
-from iclr26.core.validate import check_int, check_seconds
+from iclr26.core.validation import check_int, check_seconds
 
 Reason = Literal["timeout", "episode_timeout", "cpu", "memory", "file_size", "processes", "open_files"]
 

@@ -44,7 +44,7 @@ from types import TracebackType
 from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
-from iclr26.core.validate import check_int
+from iclr26.core.validation import check_int
 
 DEFAULT_SHELL: tuple[str, ...] = ("bash", "--noprofile", "--norc", "-i")
 _SESSION = "main"  # the one session on our private server

@@ -1,16 +1,24 @@
-"""Frozen config dataclasses and the `--set field=value` override parser.
+"""Frozen config dataclasses: the `--set field=value` override parser, presets as changes, and
+per-field help.
 
-Every system's config is a frozen dataclass with typed fields and defaults. The CLI turns
-`--set lr=3e-4 --set env=Hopper-v5` into a new config with `apply_overrides`, converting each
-string to the field's declared type and naming the field, the value and what is accepted when
-it cannot.
+Every system's config is a frozen dataclass with typed fields and defaults; a component's config
+nests as a field. The CLI turns `--set lr=3e-4 --set grpo.beta=0.04` into a new config with
+`apply_overrides`, converting each string to the field's declared type and naming the field, the
+value and what is accepted when it cannot. `with_changes` is the same with Python values (how
+presets are written). A field's help is the string literal under it (`field_help`), and
+`describe_config` lists every (dotted) field for `iclr26 run NAME --help-config`.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
+import functools
+import inspect
+import itertools
 import json
+import textwrap
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -50,7 +58,7 @@ def _type_name(tp: Any) -> str:
     if origin in (Union, types.UnionType):
         return " | ".join(_type_name(a) for a in get_args(tp))
     if origin is not None:
-        args = ", ".join(_type_name(a) for a in get_args(tp))
+        args = ", ".join("..." if a is Ellipsis else _type_name(a) for a in get_args(tp))
         return f"{getattr(origin, '__name__', str(origin))}[{args}]"
     if tp is type(None):
         return "None"
@@ -79,14 +87,13 @@ def convert_value(field: str, raw: str, tp: Any) -> Any:
         args = get_args(tp)
         if type(None) in args and raw.strip().lower() in {"none", "null", ""}:
             return None
-        errors = []
         for a in args:
             if a is type(None):
                 continue
             try:
                 return convert_value(field, raw, a)
-            except ConfigError as e:
-                errors.append(str(e))
+            except ConfigError:
+                continue
         raise fail()
     if origin in (tuple, list):
         parts = [p.strip() for p in raw.strip().strip("()[]").split(",") if p.strip()]
@@ -192,3 +199,112 @@ def config_to_dict(config: Any) -> dict[str, Any]:
         return v
 
     return clean(config)
+
+
+def with_changes(config: C, changes: Mapping[str, Any]) -> C:
+    """A copy of `config` with Python-valued `changes`; dotted keys (`td3.lr`) reach nested configs.
+
+    The programmatic twin of `apply_overrides` (which takes strings from the command line): presets
+    are written as `with_changes(bench, {"steps": 40, "grpo.lr": 1e-5})`.
+    """
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"with_changes needs a dataclass instance, got {type(config).__name__}")
+    fields = {f.name for f in dataclasses.fields(config) if f.init}
+    flat: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in changes.items():
+        head, dot, rest = key.partition(".")
+        if head not in fields:
+            raise ConfigError(
+                f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
+            )
+        if dot:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            flat[head] = value
+    for head, sub in nested.items():
+        base = flat.pop(head, getattr(config, head))
+        if not dataclasses.is_dataclass(base):
+            raise ConfigError(f"field {head!r} is not a nested config; set {head} itself")
+        flat[head] = with_changes(base, sub)
+    return dataclasses.replace(config, **flat)
+
+
+# -- per-field help ----------------------------------------------------------------------------
+# A field's help is the string literal written under it, as CleanRL and tyro read them:
+#
+#     steps: int = 3000
+#     """gradient steps per (algorithm, dataset, seed)"""
+
+
+@functools.cache
+def _docstrings_of(cls: type) -> dict[str, str]:
+    """The field docstrings written in `cls`'s own class body (not its bases)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # defined in a REPL or generated
+        return {}
+    tree = ast.parse(source)
+    body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef)), [])
+    out: dict[str, str] = {}
+    for stmt, after in itertools.pairwise(body):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            out[stmt.target.id] = " ".join(after.value.value.split())
+    return out
+
+
+def field_help(cls: type) -> dict[str, str]:
+    """Help text of each field of the config dataclass `cls`: its docstring, else `metadata["help"]`,
+    else "" (bases are searched too, so a subclass inherits its parent's help)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(klass):
+            docs |= _docstrings_of(klass)
+    return {f.name: f.metadata.get("help") or docs.get(f.name, "") for f in dataclasses.fields(cls)}
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldDoc:
+    """One row of `iclr26 run NAME --help-config`: a (dotted) field with its type, values and help."""
+
+    path: str
+    type: str
+    default: Any
+    value: Any
+    help: str
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def describe_config(config: Any, prefix: str = "", defaults: Any = None) -> list[FieldDoc]:
+    """Every field of the config instance `config`, nested configs expanded as dotted paths: type,
+    default (the enclosing config's default, so a nested field shows the system's default rather
+    than its class's), the value in `config`, and help."""
+    cls = type(config)
+    hints = typing.get_type_hints(cls)
+    helps = field_help(cls)
+    rows: list[FieldDoc] = []
+    for f in dataclasses.fields(config):
+        if not f.init:
+            continue
+        value = getattr(config, f.name)
+        default = getattr(defaults, f.name) if defaults is not None else _default(f)
+        path = prefix + f.name
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            nested_default = default if dataclasses.is_dataclass(default) else None
+            rows += describe_config(value, prefix=path + ".", defaults=nested_default)
+            continue
+        rows.append(FieldDoc(path, _type_name(hints[f.name]), default, value, helps[f.name]))
+    return rows

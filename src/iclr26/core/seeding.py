@@ -35,3 +35,26 @@ def set_seed(seed: int, *, deterministic: bool = False) -> Seeded:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     gen = torch.Generator().manual_seed(seed)
     return Seeded(seed=seed, rng=np.random.default_rng(seed), torch_generator=gen)
+
+
+def derive_seed(seed: int, *stream: int | str, bits: int = 31) -> int:
+    """A seed for one named stream of randomness of run `seed`, independent across streams.
+
+    The stream is a path of ints and names (`derive_seed(seed, "sampler")`, `derive_seed(seed, 3,
+    "episodes")`): NumPy's `SeedSequence` hashes `[seed, *path]` (a name as its UTF-8 bytes) into
+    one 32-bit word, of which the top `bits` (31 by default: a valid seed for any library) are kept.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be in [1, 32], got {bits!r}")
+    words: list[int] = [seed]
+    for part in stream:
+        if isinstance(part, str):
+            words += part.encode()
+        elif isinstance(part, int) and not isinstance(part, bool) and part >= 0:
+            words.append(part)
+        else:
+            raise ValueError(f"a seed stream is made of non-negative ints and names, got {part!r}")
+    state = np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0]
+    return int(state >> (32 - bits))

@@ -1,13 +1,15 @@
 """The System record: what every paper's subpackage registers, and what `run` receives.
 
-A system's `__init__` defines `SYSTEM = System(...)`. The catalog (`iclr26.catalog`) lists all
-19 papers; a paper whose subpackage defines `SYSTEM` with a `run` is *implemented*, any other is
-*planned*, and the CLI says so rather than pretend.
+A system's `system` module (`iclr26.<name>.system`) defines its config, its four presets
+(`preset_table`) and `SYSTEM = implemented_system(...)`. The catalog (`iclr26.catalog`) lists all
+19 papers and imports a system's module only when that system is asked for; a paper without a
+`system` module is *planned*, and the CLI says so rather than pretend.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from rich.console import Console
 
-from iclr26.core.config import ConfigError, apply_overrides
+from iclr26.core.config import ConfigError, apply_overrides, with_changes
 from iclr26.core.progress import progress_task, track
 from iclr26.core.records import Report
 
@@ -96,6 +98,34 @@ class RunContext:
 
 
 RunFn = Callable[[Any, RunContext], Report]
+C = TypeVar("C")
+
+
+def preset_table(
+    bench: C, *, smoke: Mapping[str, Any], demo: Mapping[str, Any], paper: Mapping[str, Any]
+) -> dict[str, C]:
+    """A system's four presets, written once as changes to `bench` (the README figures' config):
+    `smoke` (seconds, CI), `demo` (the tour: at most 2 minutes on 2 cores), `bench`, `paper` (the
+    paper's scale). Keys may be dotted to reach nested configs (`{"td3.lr": 1e-4}`)."""
+    return {
+        "smoke": with_changes(bench, smoke),
+        "demo": with_changes(bench, demo),
+        "bench": bench,
+        "paper": with_changes(bench, paper),
+    }
+
+
+def system_attributes(package: str) -> Callable[[str], Any]:
+    """A system package's module-level `__getattr__`: `SYSTEM` and `PRESETS` load from
+    `<package>.system` on first use, so importing any other module of the package (or listing the
+    catalog) does not import the system and the catalog."""
+
+    def __getattr__(name: str) -> Any:
+        if name in ("SYSTEM", "PRESETS"):
+            return getattr(importlib.import_module(f"{package}.system"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 @dataclass(frozen=True)

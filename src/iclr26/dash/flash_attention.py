@@ -2,15 +2,16 @@
 whose backward is deterministic (bitwise repeatable) under any of DASH's schedules.
 
 Shapes follow SDPA: (batch, heads, length, head_dim). On CUDA the Triton kernels run natively;
-on CPU they run only under ``TRITON_INTERPRET=1`` (tests), where the ordered spin-wait is
-replaced by the equivalent deferred reduction whenever the wait would need a later program.
+CPU tensors run in Triton's interpreter, where the ordered spin-wait is replaced by the equivalent
+deferred reduction whenever the wait would need a later program. The interpreter is switched on by
+``TRITON_INTERPRET=1`` before Triton is first imported, so the entry point sets it (the tests'
+conftest, the CLI, `benchmarks/smoke_results.py`); this module only reads it (`interpreting`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,10 +19,12 @@ import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
+from iclr26.core.config import ConfigError
+from iclr26.core.device import DeviceUnavailable
+from iclr26.core.validation import check_in, check_int
+from iclr26.dash.modes import DQ_MODES, HEAD_DIMS, DQMode, interpreting
 from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
 
-DQ_MODES = ("ordered", "atomic", "deferred", "ordered_lazy")
-_MODE_ID = {"ordered": 0, "atomic": 1, "deferred": 2, "ordered_lazy": 3}
 _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
@@ -30,35 +33,52 @@ class KernelConfig:
     """Tile sizes and launch settings of the two kernels."""
 
     fwd_block_m: int = 128
+    """Q tile of the forward (rows per program)"""
     fwd_block_n: int = 64
-    bwd_block_m: int = 64  # Q tile of the backward (the dQ reduction unit)
-    bwd_block_n: int = 128  # KV block of the backward (one work item)
+    """KV block of the forward's inner loop"""
+    bwd_block_m: int = 64
+    """Q tile of the backward (the dQ reduction unit)"""
+    bwd_block_n: int = 128
+    """KV block of the backward (one work item)"""
     fwd_warps: int = 8
+    """warps per forward program"""
     fwd_stages: int = 3
+    """software-pipelining stages of the forward"""
     bwd_warps: int = 8
+    """warps per backward program"""
     bwd_stages: int = 2
-    programs: int | None = None  # persistent backward programs; None: one per SM
-    # Backward loads the next Q tile's Q, dO, LSE, Δ while computing this one. None: on for
-    # head_dim <= 64 only; at 128 the extra registers cost more than the hidden latency (H200 sweep).
+    """software-pipelining stages of the backward"""
+    programs: int | None = None
+    """persistent backward programs; None: one per SM for shift, else one per work item"""
     prefetch: bool | None = None
+    """backward loads the next Q tile's Q, dO, LSE, Δ while computing this one; None: on for
+    head_dim <= 64 only (at 128 the extra registers cost more than the hidden latency, H200 sweep)"""
+
+    def __post_init__(self) -> None:
+        for name in ("fwd_block_m", "fwd_block_n", "bwd_block_m", "bwd_block_n"):
+            size = check_int(f"KernelConfig.{name}", getattr(self, name), 16)
+            if size & (size - 1):
+                raise ConfigError(f"KernelConfig.{name} must be a power of two >= 16 (tl.dot), got {size}")
+        for name in ("fwd_warps", "fwd_stages", "bwd_warps", "bwd_stages"):
+            check_int(f"KernelConfig.{name}", getattr(self, name), 1)
+        check_int("KernelConfig.programs", self.programs, 1, optional=True)
 
 
 CPU_CONFIG = KernelConfig(16, 16, 16, 16, 4, 1, 4, 1)
 
 
-def interpreting() -> bool:
-    """True when Triton runs (or, without a GPU, will run) in its CPU interpreter."""
-    return os.environ.get("TRITON_INTERPRET", "0") == "1" or not torch.cuda.is_available()
-
-
 def _kernels():
-    """The Triton kernels module. Without a GPU, Triton's CPU interpreter is switched on first
-    (`TRITON_INTERPRET=1`, read when the kernels are defined): slow, but the same kernels."""
-    if not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+    """The Triton kernels module, imported on first use so that the rest of the package (plans, the
+    DAG model, the system's config) loads without the `kernels` extra."""
     from iclr26.dash import kernels
 
     return kernels
+
+
+def _dot_precision(dtype: torch.dtype) -> str:
+    """The kernels' `tl.dot` input precision: IEEE fp32 for fp32 inputs; else Triton's default
+    ``tf32``, which only concerns fp32 operands and so leaves fp16/bf16 dots as they are."""
+    return "ieee" if dtype == torch.float32 else "tf32"
 
 
 def reference_attention(
@@ -86,21 +106,18 @@ def _check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
         raise ValueError(
             f"batch × heads must be <= 65535 (the forward grid's second axis), got {q.shape[0] * q.shape[1]}"
         )
-    d = q.shape[-1]
-    if d not in (16, 32, 64, 128, 256):
-        raise ValueError(f"head_dim must be one of 16, 32, 64, 128, 256; got {d}")
+    check_in("head_dim", q.shape[-1], HEAD_DIMS)
     if not (q.dtype == k.dtype == v.dtype) or q.dtype not in _DTYPES:
         raise ValueError(f"q, k, v must share one dtype of {_DTYPES}; got {q.dtype}, {k.dtype}, {v.dtype}")
     if causal and q.shape[-2] != k.shape[-2]:
         raise ValueError(f"causal attention needs len_q == len_k, got {q.shape[-2]} and {k.shape[-2]}")
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    check_in("schedule", schedule, SCHEDULES)
     if not (q.device == k.device == v.device):
         raise ValueError(f"q, k, v must be on one device; got {q.device}, {k.device}, {v.device}")
-    if q.device.type == "cpu" and torch.cuda.is_available() and not interpreting():
-        raise RuntimeError(
-            "iclr26.dash.attention runs Triton kernels: on a machine with a GPU, pass CUDA tensors (or set "
-            "TRITON_INTERPRET=1 before Python starts to run them slowly on CPU)"
+    if q.device.type == "cpu" and not interpreting():
+        raise DeviceUnavailable(
+            "iclr26.dash.attention runs Triton kernels: pass CUDA tensors, or set TRITON_INTERPRET=1 "
+            "before Python starts to run them slowly on CPU in Triton's interpreter"
         )
     if q.device.type == "cpu" and q.dtype == torch.bfloat16:
         raise ValueError("bf16 is not supported by the Triton CPU interpreter; use fp16 or fp32 on CPU")
@@ -122,8 +139,6 @@ def _n_programs(q: torch.Tensor, cfg: KernelConfig, schedule: str) -> int:
         torch.cuda.get_device_properties(q.device).multi_processor_count if q.device.type == "cuda" else None
     )
     if cfg.programs is not None:
-        if cfg.programs < 1:
-            raise ValueError(f"KernelConfig.programs must be >= 1, got {cfg.programs}")
         if sms is not None and schedule == "shift" and cfg.programs > sms:
             raise ValueError(
                 f"KernelConfig.programs={cfg.programs} exceeds the {sms} SMs: shift waits on programs of "
@@ -209,7 +224,7 @@ def attention_forward(
             o.stride(0), o.stride(1), o.stride(2),
             h, lq, lk, sm_scale * LOG2E,
             HEAD_DIM=d, CAUSAL=causal, BLOCK_M=cfg.fwd_block_m, BLOCK_N=cfg.fwd_block_n,
-            IEEE=q.dtype == torch.float32,
+            PRECISION=_dot_precision(q.dtype),
             num_warps=cfg.fwd_warps, num_stages=cfg.fwd_stages,
         )  # fmt: skip
     return o, lse
@@ -249,8 +264,7 @@ def attention_backward(
     k_ = _kernels()
     LOG2E, attention_bwd_kernel = k_.LOG2E, k_.attention_bwd_kernel
 
-    if dq_mode not in DQ_MODES:
-        raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
+    check_in("dq_mode", dq_mode, DQ_MODES)
     b, h, lq, d = q.shape
     lk = k.shape[2]
     bm, bn = cfg.bwd_block_m, cfg.bwd_block_n
@@ -290,7 +304,7 @@ def attention_backward(
             h, lq, lk, n_q, plan.n_slots, launch.slots_padded, n_items, plan.max_steps, max_turns,
             sm_scale * LOG2E, sm_scale,
             HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, N_PHASES=plan.n_phases,
-            DQ_MODE=_MODE_ID[dq_mode], IEEE=q.dtype == torch.float32, PREFETCH=prefetch,
+            DQ_MODE=int(DQMode.from_label(dq_mode)), PRECISION=_dot_precision(q.dtype), PREFETCH=prefetch,
             num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
         )  # fmt: skip
     if dq_mode == "deferred":
@@ -376,13 +390,13 @@ def attention(
     (deterministic=False) or ``deferred`` (deterministic, the interpreter's stand-in for ordered).
     """
     _check_inputs(q, k, v, causal, schedule)
+    if dq_mode is not None:
+        check_in("dq_mode", dq_mode, DQ_MODES)
     cfg = _config_for(q, config)
     if dq_mode is None:
         dq_mode = "ordered" if deterministic else "atomic"
         if dq_mode == "ordered" and not _interpreter_can_spin(q, k, causal, schedule, cfg):
             dq_mode = "deferred"
-    elif dq_mode not in DQ_MODES:
-        raise ValueError(f"dq_mode must be one of {DQ_MODES}, got {dq_mode!r}")
     elif dq_mode.startswith("ordered") and not _interpreter_can_spin(q, k, causal, schedule, cfg):
         raise _deadlock_error(dq_mode, schedule)
     if deterministic and dq_mode == "atomic":

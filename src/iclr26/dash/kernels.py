@@ -1,11 +1,12 @@
 """Triton kernels: a FlashAttention-2-style forward that saves the log-sum-exp, and a backward that
-computes dK, dV per KV block and accumulates dQ in one of three ways.
+computes dK, dV per KV block and accumulates dQ in one of four ways.
 
 Backward, per work item (one KV block j of one head, or a pair of blocks for causal shift):
 for each Q tile i the plan lists (DASH §3),
     Sᵀ = K Qᵢᵀ,  Pᵀ = exp(Sᵀ·scale − LSEᵢ),  dV += Pᵀ dOᵢ,  dPᵀ = V dOᵢᵀ,
     dSᵀ = Pᵀ ∘ (dPᵀ − Δᵢ),  dK += dSᵀ Qᵢ,  dQᵢ ⊕= dS K            (FlashAttention-2, Alg. 2)
-with Δᵢ = rowsum(dOᵢ ∘ Oᵢ). The ⊕ is the reduction the paper schedules:
+with Δᵢ = rowsum(dOᵢ ∘ Oᵢ). The ⊕ is the reduction the paper schedules (`modes.DQMode`, the one
+source of the mode numbers; `DQ_MODE` is compared against the constants below):
 
 - ``DQ_ORDERED`` (deterministic): spin on the Q tile's turn counter until it equals this step's
   turn, read-add-write the fp32 accumulator, then release the next turn. Every dQ tile is
@@ -16,13 +17,21 @@ with Δᵢ = rowsum(dOᵢ ∘ Oᵢ). The ⊕ is the reduction the paper schedule
 - ``DQ_ATOMIC`` (non-deterministic): fp32 atomic adds, the order is whatever the hardware does.
 - ``DQ_DEFERRED`` (deterministic, no cross-program waits): each contribution is written to its own
   (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same order
-  as ``DQ_ORDERED``, and under ``TRITON_INTERPRET=1`` the same bits (tested); it is how the turn
-  order is tested there, since the interpreter's one-program-at-a-time execution deadlocks any wait
-  on a later program (DESIGN.md). On the H200 the bits differ from ``DQ_ORDERED`` (both fixed and
-  repeatable), we think because the compiler folds ``acc + dS·K`` into the MMA accumulator.
+  as ``DQ_ORDERED``, and under the interpreter the same bits (tested); it is how the turn order
+  is tested there, since the interpreter's one-program-at-a-time execution deadlocks any wait on a
+  later program (README, "Two more dQ modes"). On the H200 the bits differ from ``DQ_ORDERED``
+  (both fixed and repeatable), we think because the compiler folds ``acc + dS·K`` into the MMA
+  accumulator.
 
 The backward is persistent: a fixed number of programs (at most one per SM, all resident) walk
 the work items in order, so a wave of a head's items runs together (see `schedules.py`).
+
+Every `tl.dot` takes its input precision from the `PRECISION` constexpr (``"ieee"`` for fp32
+inputs, Triton's default ``"tf32"`` otherwise, where it changes nothing for fp16/bf16 operands).
+
+On CPU tensors the kernels run in Triton's interpreter, which `TRITON_INTERPRET=1` switches on
+when Triton is first imported: the entry point sets it (the tests' conftest, the CLI,
+`benchmarks/smoke_results.py`), never this package.
 """
 
 from __future__ import annotations
@@ -30,11 +39,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-DQ_ORDERED = 0
-DQ_ATOMIC = 1
-DQ_DEFERRED = 2
-DQ_ORDERED_LAZY = 3
+from iclr26.dash.modes import DQMode
+
 LOG2E = 1.4426950408889634
+DQ_ORDERED = tl.constexpr(int(DQMode.ORDERED))
+DQ_ATOMIC = tl.constexpr(int(DQMode.ATOMIC))
+DQ_DEFERRED = tl.constexpr(int(DQMode.DEFERRED))
+DQ_ORDERED_LAZY = tl.constexpr(int(DQMode.ORDERED_LAZY))
 
 
 @triton.jit(do_not_specialize=["n_heads", "len_q", "len_k"])
@@ -49,7 +60,7 @@ def attention_fwd_kernel(
     CAUSAL: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    IEEE: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):  # fmt: skip
     """One program per (Q tile, batch·head): online softmax over the KV blocks (FA-2, Alg. 1)."""
     pid_m = tl.program_id(0)
@@ -80,10 +91,7 @@ def attention_fwd_kernel(
         v = tl.load(
             v_base + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < len_k, other=0.0
         )
-        if IEEE:
-            s = tl.dot(q, tl.trans(k), input_precision="ieee")
-        else:
-            s = tl.dot(q, tl.trans(k))
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION)
         s = s * qk_scale  # log2 domain: scale · log2(e)
         keep = cols[None, :] < len_k
         if CAUSAL:
@@ -93,10 +101,7 @@ def attention_fwd_kernel(
         p = tl.math.exp2(s - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
-        if IEEE:
-            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
-        else:
-            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
     acc = acc / l_i[:, None]
     tl.store(
@@ -105,6 +110,28 @@ def attention_fwd_kernel(
         mask=offs_m[:, None] < len_q,
     )
     tl.store(LSE + bh * len_q + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < len_q)  # log2-sum-exp2
+
+
+# -- backward: one KV block's pieces ------------------------------------------------------------
+
+
+@triton.jit
+def _load_kv_block(K, V, b, h, j, stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn, len_k,
+                   offs_n0, offs_d, BLOCK_N: tl.constexpr):  # fmt: skip
+    """Key positions, their mask, Kⱼ and Vⱼ of KV block j (rows past len_k read as zeros)."""
+    cols = j * BLOCK_N + offs_n0
+    kv_mask = cols[:, None] < len_k
+    k = tl.load(
+        K + b * stride_kb + h * stride_kh + cols[:, None] * stride_kn + offs_d[None, :],
+        mask=kv_mask,
+        other=0.0,
+    )
+    v = tl.load(
+        V + b * stride_vb + h * stride_vh + cols[:, None] * stride_vn + offs_d[None, :],
+        mask=kv_mask,
+        other=0.0,
+    )
+    return cols, kv_mask, k, v
 
 
 @triton.jit
@@ -119,6 +146,99 @@ def _load_q_tile(Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm
     lse = tl.load(LSE + bh * len_q + rows, mask=row_ok, other=0.0)
     delta = tl.load(DELTA + bh * len_q + rows, mask=row_ok, other=0.0)
     return q, do, lse, delta
+
+
+@triton.jit
+def _recompute_p_t(k, q, lse, rows, cols, row_ok, len_k, qk_scale, CAUSAL: tl.constexpr,
+                   PRECISION: tl.constexpr):  # fmt: skip
+    """Pᵀ = exp2(K Qᵢᵀ · scale·log2 e − LSEᵢ) from the forward's statistics, zero where masked."""
+    s_t = tl.dot(k, tl.trans(q), input_precision=PRECISION)  # Sᵀ
+    p_t = tl.math.exp2(s_t * qk_scale - lse[None, :])  # Pᵀ
+    keep = (cols[:, None] < len_k) & row_ok[None, :]
+    if CAUSAL:
+        keep = keep & (rows[None, :] >= cols[:, None])
+    return tl.where(keep, p_t, 0.0)
+
+
+@triton.jit
+def _tile_grads(p_t, q, k, v, do, delta, dk, dv, PRECISION: tl.constexpr):
+    """dV += Pᵀ dOᵢ, dSᵀ = Pᵀ ∘ (V dOᵢᵀ − Δᵢ), dK += dSᵀ Qᵢ (FA-2, Alg. 2); also Q tile i's dQ
+    contribution dS K, still unscaled."""
+    dv += tl.dot(p_t.to(do.dtype), do, input_precision=PRECISION)
+    dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ
+    ds_t = (p_t * (dp_t - delta[None, :])).to(q.dtype)  # dSᵀ
+    dk += tl.dot(ds_t, q, input_precision=PRECISION)
+    dq = tl.dot(tl.trans(ds_t), k, input_precision=PRECISION)
+    return dk, dv, dq
+
+
+@triton.jit
+def _store_dk_dv(DK, DV, dk, dv, b, h, cols, kv_mask, stride_db, stride_dh, stride_dm, offs_d, sm_scale):
+    """Write KV block j's dK (scaled) and dV in the inputs' dtype."""
+    base = b * stride_db + h * stride_dh + cols[:, None] * stride_dm + offs_d[None, :]
+    tl.store(DK + base, (dk * sm_scale).to(DK.dtype.element_ty), mask=kv_mask)
+    tl.store(DV + base, dv.to(DV.dtype.element_ty), mask=kv_mask)
+
+
+# -- backward: the dQ reductions ----------------------------------------------------------------
+
+
+@triton.jit
+def _wait_turn(lock, seen, turn):
+    """Spin on a Q tile's turn counter `lock`, last read as `seen`, until it reads `turn`."""
+    while seen != turn:
+        seen = tl.atomic_add(lock, 0, sem="acquire")
+
+
+@triton.jit
+def _ordered_peek(lock, dq_ptrs, turn, row_ok, offs_d):
+    """DQ_ORDERED, before the matmuls: read the turn counter; when our turn has already come (the
+    stall-free case shift scheduling aims at), load the accumulator now, so that the load overlaps
+    the compute instead of following it (else the masked load reads zeros, redone after the wait)."""
+    seen = tl.atomic_add(lock, 0, sem="acquire")
+    ready = row_ok[:, None] & ((offs_d[None, :] * 0 + seen) == turn)
+    acc = tl.load(dq_ptrs, mask=ready, other=0.0, volatile=True)
+    return seen, acc
+
+
+@triton.jit
+def _ordered_add(lock, dq_ptrs, dq, acc, seen, turn, row_ok):
+    """DQ_ORDERED, after the matmuls: wait for the turn if it had not come, add, release the next."""
+    if seen != turn:  # not yet: spin until the previous turn is released
+        _wait_turn(lock, seen, turn)
+        acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
+    tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
+    tl.debug_barrier()
+    tl.atomic_add(lock, 1, sem="release")
+
+
+@triton.jit
+def _lazy_add(lock, dq_ptrs, dq, turn, row_ok):
+    """DQ_ORDERED_LAZY: wait for this step's turn and add; the caller releases it one step later."""
+    _wait_turn(lock, tl.atomic_add(lock, 0, sem="acquire"), turn)
+    acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
+    tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
+
+
+@triton.jit
+def _lazy_release(pending, has_pending):
+    """DQ_ORDERED_LAZY: release the turn still held on counter `pending`, if any."""
+    if has_pending == 1:
+        tl.debug_barrier()
+        tl.atomic_add(pending, 1, sem="release")
+
+
+@triton.jit
+def _deferred_store(DQ_PARTIAL, dq, bh, n_q_tiles, i, turn, max_turns, offs_m0, offs_d,
+                    BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):  # fmt: skip
+    """DQ_DEFERRED: write the contribution to its own (Q tile, turn) slot (`reduce_partials` sums them)."""
+    part = (
+        DQ_PARTIAL
+        + ((bh * n_q_tiles + i) * max_turns + turn) * BLOCK_M * HEAD_DIM
+        + offs_m0[:, None] * HEAD_DIM
+        + offs_d[None, :]
+    )
+    tl.store(part, dq)
 
 
 @triton.jit(
@@ -149,7 +269,7 @@ def attention_bwd_kernel(
     BLOCK_N: tl.constexpr,
     N_PHASES: tl.constexpr,
     DQ_MODE: tl.constexpr,
-    IEEE: tl.constexpr,
+    PRECISION: tl.constexpr,
     PREFETCH: tl.constexpr,
 ):  # fmt: skip
     """Persistent backward: program p takes work items p, p+G, ...; see the module docstring."""
@@ -169,18 +289,10 @@ def attention_bwd_kernel(
                 j = tl.load(PLAN_KV + slot * N_PHASES + phase)
                 n_steps = tl.load(PLAN_LEN + slot * N_PHASES + phase)
                 if j >= 0:
-                    cols = j * BLOCK_N + offs_n0
-                    kv_mask = cols[:, None] < len_k
-                    k = tl.load(
-                        K + b * stride_kb + h * stride_kh + cols[:, None] * stride_kn + offs_d[None, :],
-                        mask=kv_mask,
-                        other=0.0,
-                    )
-                    v = tl.load(
-                        V + b * stride_vb + h * stride_vh + cols[:, None] * stride_vn + offs_d[None, :],
-                        mask=kv_mask,
-                        other=0.0,
-                    )
+                    cols, kv_mask, k, v = _load_kv_block(
+                        K, V, b, h, j, stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn,
+                        len_k, offs_n0, offs_d, BLOCK_N,
+                    )  # fmt: skip
                     dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
                     dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
                     pending = LOCKS + bh * n_q_tiles  # DQ_ORDERED_LAZY: counter still to release
@@ -210,76 +322,35 @@ def attention_bwd_kernel(
                         dq_ptrs = (
                             DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
                         )
-                        if DQ_MODE == 0:
-                            # Look at the turn counter before the matmuls: when our turn has already
-                            # come (the stall-free case shift scheduling aims at), the accumulator's
-                            # load overlaps the compute instead of following it.
+                        if DQ_MODE == DQ_ORDERED:
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             lock = LOCKS + bh * n_q_tiles + i
-                            seen = tl.atomic_add(lock, 0, sem="acquire")
-                            ready = row_ok[:, None] & ((offs_d[None, :] * 0 + seen) == turn)
-                            acc = tl.load(dq_ptrs, mask=ready, other=0.0, volatile=True)
-                        if IEEE:
-                            s_t = tl.dot(k, tl.trans(q), input_precision="ieee")
-                        else:
-                            s_t = tl.dot(k, tl.trans(q))
-                        p_t = tl.math.exp2(s_t * qk_scale - lse[None, :])  # Pᵀ
-                        keep = (cols[:, None] < len_k) & row_ok[None, :]
-                        if CAUSAL:
-                            keep = keep & (rows[None, :] >= cols[:, None])
-                        p_t = tl.where(keep, p_t, 0.0)
-                        if IEEE:
-                            dv += tl.dot(p_t.to(do.dtype), do, input_precision="ieee")
-                            dp_t = tl.dot(v, tl.trans(do), input_precision="ieee")
-                        else:
-                            dv += tl.dot(p_t.to(do.dtype), do)
-                            dp_t = tl.dot(v, tl.trans(do))
-                        ds_t = (p_t * (dp_t - delta[None, :])).to(q.dtype)  # dSᵀ
-                        if IEEE:
-                            dk += tl.dot(ds_t, q, input_precision="ieee")
-                            dq = tl.dot(tl.trans(ds_t), k, input_precision="ieee")
-                        else:
-                            dk += tl.dot(ds_t, q)
-                            dq = tl.dot(tl.trans(ds_t), k)
-                        if DQ_MODE == 3:
+                            seen, acc = _ordered_peek(lock, dq_ptrs, turn, row_ok, offs_d)
+                        p_t = _recompute_p_t(
+                            k, q, lse, rows, cols, row_ok, len_k, qk_scale, CAUSAL, PRECISION
+                        )  # fmt: skip
+                        dk, dv, dq = _tile_grads(p_t, q, k, v, do, delta, dk, dv, PRECISION)
+                        if DQ_MODE == DQ_ORDERED_LAZY:
                             # Release the previous step's turn only now: its store has long reached
                             # L2, so the release fence no longer waits on it. Then take this turn.
-                            if has_pending == 1:
-                                tl.debug_barrier()
-                                tl.atomic_add(pending, 1, sem="release")
+                            _lazy_release(pending, has_pending)
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             lock = LOCKS + bh * n_q_tiles + i
-                            seen = tl.atomic_add(lock, 0, sem="acquire")
-                            while seen != turn:
-                                seen = tl.atomic_add(lock, 0, sem="acquire")
-                            acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
-                            tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
+                            _lazy_add(lock, dq_ptrs, dq, turn, row_ok)
                             pending = lock
                             has_pending = 1
-                        elif DQ_MODE == 0:
-                            if seen != turn:  # not yet: spin until the previous turn is released
-                                while seen != turn:
-                                    seen = tl.atomic_add(lock, 0, sem="acquire")
-                                acc = tl.load(dq_ptrs, mask=row_ok[:, None], other=0.0, volatile=True)
-                            tl.store(dq_ptrs, acc + dq, mask=row_ok[:, None])
-                            tl.debug_barrier()
-                            tl.atomic_add(lock, 1, sem="release")
-                        elif DQ_MODE == 1:
+                        elif DQ_MODE == DQ_ORDERED:
+                            _ordered_add(lock, dq_ptrs, dq, acc, seen, turn, row_ok)
+                        elif DQ_MODE == DQ_ATOMIC:
                             tl.atomic_add(dq_ptrs, dq, mask=row_ok[:, None], sem="relaxed")
-                        else:
+                        else:  # DQ_DEFERRED
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
-                            part = (
-                                DQ_PARTIAL
-                                + ((bh * n_q_tiles + i) * max_turns + turn) * BLOCK_M * HEAD_DIM
-                                + offs_m0[:, None] * HEAD_DIM
-                                + offs_d[None, :]
-                            )
-                            tl.store(part, dq)
-                    if DQ_MODE == 3:
-                        if has_pending == 1:
-                            tl.debug_barrier()
-                            tl.atomic_add(pending, 1, sem="release")
-                    base = b * stride_db + h * stride_dh + cols[:, None] * stride_dm + offs_d[None, :]
-                    tl.store(DK + base, (dk * sm_scale).to(DK.dtype.element_ty), mask=kv_mask)
-                    tl.store(DV + base, dv.to(DV.dtype.element_ty), mask=kv_mask)
+                            _deferred_store(
+                                DQ_PARTIAL, dq, bh, n_q_tiles, i, turn, max_turns, offs_m0, offs_d, BLOCK_M,
+                                HEAD_DIM,
+                            )  # fmt: skip
+                    if DQ_MODE == DQ_ORDERED_LAZY:
+                        _lazy_release(pending, has_pending)
+                    _store_dk_dv(DK, DV, dk, dv, b, h, cols, kv_mask, stride_db, stride_dh, stride_dm, offs_d,
+                                 sm_scale)  # fmt: skip
                 step0 += n_steps

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr26.core.validation import check_in
+
 SCHEDULES = ("ascending", "descending", "shift")
 
 
@@ -130,8 +132,7 @@ def tile_plan(
     wave_size: int | None = None,
 ) -> TilePlan:
     """Build the visit order and accumulation turns of `schedule` for one head of M×N tiles."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    check_in("schedule", schedule, SCHEDULES)
     if n_q < 1 or n_kv < 1:
         raise ValueError(f"need at least one Q tile and one KV block, got n_q={n_q}, n_kv={n_kv}")
     if block_m < 1 or block_n < 1:

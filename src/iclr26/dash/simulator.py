@@ -64,6 +64,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from iclr26.core.validation import check_in
 from iclr26.dash.schedules import SCHEDULES, TilePlan, tile_plan
 
 DISPATCH = ("greedy", "round_robin")
@@ -166,8 +167,7 @@ def simulate(
         raise ValueError(f"heads and n_sm must be >= 1, got heads={heads}, n_sm={n_sm}")
     if min(c, r, switch_cost) < 0:
         raise ValueError(f"costs must be >= 0, got c={c}, r={r}, switch_cost={switch_cost}")
-    if dispatch not in DISPATCH:
-        raise ValueError(f"dispatch must be one of {DISPATCH}, got {dispatch!r}")
+    check_in("dispatch", dispatch, DISPATCH)
     counts = check_turns(plan)
     k_max = max(counts.values())
     n_slots, n_items = plan.n_slots, heads * plan.n_slots

@@ -5,78 +5,33 @@ and (on a GPU) backward TFLOP/s per schedule next to the atomic variant and PyTo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import torch
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, set_seed
+from iclr26.core.config import with_changes
+from iclr26.core.device import DeviceUnavailable
 from iclr26.core.records import pyplot, save_figure
+from iclr26.core.system import preset_table
+from iclr26.dash.config import DTYPES, DashConfig
 from iclr26.dash.flash_attention import attention, interpreting, reference_attention
 from iclr26.dash.schedules import SCHEDULES
 from iclr26.dash.simulator import compare_schedules
 
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-@dataclass(frozen=True)
-class DashConfig:
-    """Everything the run uses; defaults are the `demo` preset (CPU, Triton interpreter)."""
-
-    seed: int = 0
-    # DAG model (simulator): the GPU benchmark's shapes, 16k tokens per batch, heads = 2048/head_dim
-    sim_seq_lens: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
-    sim_tokens: int = 16384
-    sim_head_dim: int = 128
-    sim_block_m: int = 64
-    sim_block_n: int = 128
-    sim_sms: int = 132
-    sim_r: tuple[float, ...] = (0.25, 0.5)  # reduction cost per step, in units of the compute cost c
-    # kernel checks on `device` (CPU: TRITON_INTERPRET=1)
-    check_len: int = 45  # not a multiple of any tile: exercises the tails
-    check_batch: int = 1
-    check_heads: int = 2
-    check_head_dim: int = 16
-    check_repeats: int = 2
-    dtype: str = "float16"
-    # a small causal attention model trained twice: bitwise-equal weights?
-    train_steps: int = 6
-    train_len: int = 32
-    train_dim: int = 32
-    # GPU throughput (ignored on CPU)
-    bench_seq_lens: tuple[int, ...] = ()
-    bench_head_dim: int = 128
-    device: str = "cpu"
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
-        if self.device not in ("cpu", "cuda"):
-            raise ValueError(f"device must be cpu or cuda, got {self.device!r}")
-        if self.device == "cpu" and self.dtype == "bfloat16":
-            raise ValueError("dtype=bfloat16 needs device=cuda (the Triton interpreter mishandles bf16 dots)")
-        for name in ("sim_head_dim", "check_head_dim", "bench_head_dim"):
-            if getattr(self, name) not in (16, 32, 64, 128, 256):
-                raise ValueError(f"{name} must be one of 16, 32, 64, 128, 256, got {getattr(self, name)}")
-        bad = [s for s in self.sim_seq_lens if s < 1 or self.sim_tokens % s]
-        if bad:
-            raise ValueError(f"sim_seq_lens must divide sim_tokens={self.sim_tokens}, got {bad}")
-        if self.check_repeats < 2:
-            raise ValueError(f"check_repeats must be >= 2 to test repeatability, got {self.check_repeats}")
-        if min(self.sim_r, default=0.0) < 0:
-            raise ValueError(f"sim_r must be >= 0, got {self.sim_r}")
+_DTYPES = {name: getattr(torch, name) for name in DTYPES}
 
 
 def _simulate(cfg: DashConfig, ctx: RunContext) -> tuple[Table, dict]:
     """Predicted backward makespans (units of c) of every schedule, both masks."""
     rows, pred = [], {}
-    cases = [(c, r, s) for c in (True, False) for r in cfg.sim_r for s in cfg.sim_seq_lens]
+    cases = [(c, r, s) for c in (True, False) for r in cfg.sim.r for s in cfg.sim.seq_lens]
     with ctx.progress("DAG model (cases)", total=len(cases)) as advance:
         for causal, r, seq in cases:
-            heads = (cfg.sim_tokens // seq) * (2048 // cfg.sim_head_dim)
-            n_q, n_kv = math.ceil(seq / cfg.sim_block_m), math.ceil(seq / cfg.sim_block_n)
-            bm, bn = cfg.sim_block_m, cfg.sim_block_n
-            res = compare_schedules(n_q, n_kv, causal, heads, cfg.sim_sms, 1.0, r, block_m=bm, block_n=bn)
+            heads = (cfg.sim.tokens // seq) * (2048 // cfg.sim.head_dim)
+            n_q, n_kv = math.ceil(seq / cfg.sim.block_m), math.ceil(seq / cfg.sim.block_n)
+            bm, bn = cfg.sim.block_m, cfg.sim.block_n
+            res = compare_schedules(n_q, n_kv, causal, heads, cfg.sim.sms, 1.0, r, block_m=bm, block_n=bn)
             base = res["ascending"].makespan
             for s in SCHEDULES:
                 pred[(causal, r, seq, s)] = res[s].makespan
@@ -88,8 +43,8 @@ def _simulate(cfg: DashConfig, ctx: RunContext) -> tuple[Table, dict]:
             advance()
     table = Table(
         f"DAG model: backward makespan (units of one tile's compute c) and predicted speedup over FA3's "
-        f"ascending order; {cfg.sim_sms} SMs, tiles {cfg.sim_block_m}×{cfg.sim_block_n}, "
-        f"{cfg.sim_tokens} tokens, head_dim {cfg.sim_head_dim}",
+        f"ascending order; {cfg.sim.sms} SMs, tiles {cfg.sim.block_m}×{cfg.sim.block_n}, "
+        f"{cfg.sim.tokens} tokens, head_dim {cfg.sim.head_dim}",
         ["mask", "r/c", "seq", "heads", "ascending", "descending ×", "shift ×", "work bound"],
         rows,
         caption="r/c: cost of one dQ reduction relative to one tile's compute. "
@@ -115,7 +70,7 @@ def _check_kernels(cfg: DashConfig, ctx: RunContext) -> Table:
     """Max error against fp32 PyTorch and bitwise repeatability, every schedule × mask × dQ mode."""
     dev, dtype = torch.device(cfg.device), _DTYPES[cfg.dtype]
     g = torch.Generator().manual_seed(cfg.seed)
-    shape = (cfg.check_batch, cfg.check_heads, cfg.check_len, cfg.check_head_dim)
+    shape = (cfg.check.batch, cfg.check.heads, cfg.check.len, cfg.check.head_dim)
     q, k, v, do = (torch.randn(shape, generator=g).to(dev, dtype) for _ in range(4))
     q, k, v = (x.requires_grad_() for x in (q, k, v))
     rows = []
@@ -129,7 +84,7 @@ def _check_kernels(cfg: DashConfig, ctx: RunContext) -> Table:
             def ours(a, b, c, cz=causal, s=schedule, d=det):
                 return attention(a, b, c, cz, schedule=s, deterministic=d)
 
-            runs = [_grads(ours, q, k, v, do) for _ in range(cfg.check_repeats)]
+            runs = [_grads(ours, q, k, v, do) for _ in range(cfg.check.repeats)]
             err = [
                 float((x.detach().float() - y.detach()).abs().max())
                 for x, y in zip(runs[0], ref, strict=True)
@@ -151,7 +106,7 @@ def _check_kernels(cfg: DashConfig, ctx: RunContext) -> Table:
             "bitwise repeatable",
         ],
         rows,
-        caption=f"{cfg.check_repeats} runs each. On CPU the interpreter runs one program at a time, so "
+        caption=f"{cfg.check.repeats} runs each. On CPU the interpreter runs one program at a time, so "
         "atomics land in a fixed order there too; only the GPU shows them differ "
         "(benchmarks/dash/device_h200.py).",
     )
@@ -163,18 +118,18 @@ def _train_twice(cfg: DashConfig, ctx: RunContext) -> tuple[Table, bool]:
 
     def train() -> tuple[torch.Tensor, list[float]]:
         set_seed(cfg.seed)
-        d = cfg.train_dim
+        d = cfg.train.dim
         proj = torch.nn.Linear(d, 3 * d).to(dev)
         out = torch.nn.Linear(d, d).to(dev)
         opt = torch.optim.SGD([*proj.parameters(), *out.parameters()], lr=0.1)
         g = torch.Generator().manual_seed(cfg.seed + 1)
-        x = torch.randn(4, cfg.train_len, d, generator=g).to(dev)
+        x = torch.randn(4, cfg.train.len, d, generator=g).to(dev)
         y = torch.roll(x, 1, dims=1)  # task: copy the previous token
         losses = []
-        for _ in range(cfg.train_steps):
-            qkv = proj(x).view(4, cfg.train_len, 3, 2, d // 2).permute(2, 0, 3, 1, 4)
+        for _ in range(cfg.train.steps):
+            qkv = proj(x).view(4, cfg.train.len, 3, 2, d // 2).permute(2, 0, 3, 1, 4)
             h = attention(qkv[0], qkv[1], qkv[2], causal=True, schedule="shift")
-            loss = (out(h.transpose(1, 2).reshape(4, cfg.train_len, d)) - y).square().mean()
+            loss = (out(h.transpose(1, 2).reshape(4, cfg.train.len, d)) - y).square().mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -188,7 +143,7 @@ def _train_twice(cfg: DashConfig, ctx: RunContext) -> tuple[Table, bool]:
         advance()
     same = torch.equal(_bits(w1), _bits(w2))
     table = Table(
-        f"{cfg.train_steps} SGD steps of a causal attention layer (shift schedule, deterministic), run twice",
+        f"{cfg.train.steps} SGD steps of a causal attention layer (shift schedule, deterministic), run twice",
         ["run", "first loss", "last loss", "weights bitwise equal to run 1"],
         [["1", l1[0], l1[-1], True], ["2", l2[0], l2[-1], same]],
     )
@@ -197,7 +152,7 @@ def _train_twice(cfg: DashConfig, ctx: RunContext) -> tuple[Table, bool]:
 
 def _bench(cfg: DashConfig, ctx: RunContext) -> tuple[Table | None, dict]:
     """Backward TFLOP/s per schedule, our atomic variant and SDPA (GPU only)."""
-    if cfg.device != "cuda" or not cfg.bench_seq_lens:
+    if cfg.device != "cuda" or not cfg.gpu.seq_lens:
         return None, {}
     import torch.nn.functional as F
 
@@ -212,11 +167,11 @@ def _bench(cfg: DashConfig, ctx: RunContext) -> tuple[Table | None, dict]:
         return start.elapsed_time(end) / reps
 
     rows, measured = [], {}
-    d = cfg.bench_head_dim
+    d = cfg.gpu.head_dim
     variants = [(s, "det") for s in SCHEDULES] + [("ascending", "atomic"), ("sdpa", "sdpa")]
-    with ctx.progress("GPU backward (cases)", total=2 * len(cfg.bench_seq_lens)) as advance:
+    with ctx.progress("GPU backward (cases)", total=2 * len(cfg.gpu.seq_lens)) as advance:
         for causal in (True, False):
-            for seq in cfg.bench_seq_lens:
+            for seq in cfg.gpu.seq_lens:
                 b, h = max(1, 16384 // seq), 2048 // d
                 g = torch.Generator(device="cuda").manual_seed(cfg.seed)
                 q, k, v, do = (
@@ -244,11 +199,11 @@ def _figure(pred: dict, cfg: DashConfig, ctx: RunContext) -> str:
     plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    r = cfg.sim_r[0]
+    r = cfg.sim.r[0]
     for ax, causal in zip(axes, (True, False), strict=True):
         for s in SCHEDULES:
-            ys = [pred[(causal, r, L, "ascending")] / pred[(causal, r, L, s)] for L in cfg.sim_seq_lens]
-            ax.plot(cfg.sim_seq_lens, ys, marker="o", label=s)
+            ys = [pred[(causal, r, L, "ascending")] / pred[(causal, r, L, s)] for L in cfg.sim.seq_lens]
+            ax.plot(cfg.sim.seq_lens, ys, marker="o", label=s)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("sequence length")
         ax.set_title(f"{'causal' if causal else 'full'} mask, r/c = {r}")
@@ -262,15 +217,20 @@ def _figure(pred: dict, cfg: DashConfig, ctx: RunContext) -> str:
 def run(cfg: DashConfig, ctx: RunContext) -> Report:
     """Simulate, check the kernels, train twice, and (GPU) time the backward."""
     if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device=cuda but no GPU is visible; use --set device=cpu")
+        raise DeviceUnavailable("device=cuda but no GPU is visible; use --set device=cpu")
+    if cfg.device == "cpu" and not interpreting():
+        raise DeviceUnavailable(
+            "device=cpu runs the Triton kernels in Triton's interpreter: set TRITON_INTERPRET=1 before "
+            "Python starts, or use --set device=cuda on a GPU"
+        )
     sim_table, pred = _simulate(cfg, ctx)
     check_table = _check_kernels(cfg, ctx)
     train_table, _ = _train_twice(cfg, ctx)
     bench_table, measured = _bench(cfg, ctx)
     tables = [sim_table, check_table, train_table] + ([bench_table] if bench_table else [])
-    seq, r = max(cfg.sim_seq_lens), cfg.sim_r[0]
+    seq, r = max(cfg.sim.seq_lens), cfg.sim.r[0]
     if measured:  # the paper's claim on hardware: a DASH schedule's deterministic backward vs FA3's order
-        L = max(cfg.bench_seq_lens)
+        L = max(cfg.gpu.seq_lens)
         best = max(("descending", "shift"), key=lambda s: measured[(True, L, s, "det")])
         claim = ClaimCheck(
             f"causal backward TFLOP/s at seq {L}",
@@ -290,3 +250,33 @@ def run(cfg: DashConfig, ctx: RunContext) -> Report:
             higher_is_better=False,
         )
     return Report(tables=tables, figures=[_figure(pred, cfg, ctx)], claim_check=claim)
+
+
+# The four presets as changes to `bench` (the README figures' config).
+PRESETS = preset_table(
+    with_changes(DashConfig(), {"train.steps": 20}),
+    smoke={
+        "sim.seq_lens": (1024, 2048),
+        "sim.r": (0.25,),
+        "check.len": 20,
+        "check.heads": 1,
+        "train.steps": 2,
+        "train.len": 16,
+    },
+    demo={},  # the bench run already takes well under the demo's 2 minutes
+    # The paper's setting on one GPU: bf16, head_dim 128, sequence 1k-16k at 16k tokens.
+    paper={
+        "device": "cuda",
+        "dtype": "bfloat16",
+        "check.len": 1000,
+        "check.batch": 2,
+        "check.heads": 4,
+        "check.head_dim": 128,
+        "check.repeats": 3,
+        "train.steps": 50,
+        "train.len": 1024,
+        "train.dim": 256,
+        "gpu.seq_lens": (1024, 2048, 4096, 8192, 16384),
+    },
+)
+SYSTEM = implemented_system("dash", presets=PRESETS, run=run)

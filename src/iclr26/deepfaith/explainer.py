@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor, nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_int, check_interval
+from iclr26.deepfaith.metrics import check_target
 from iclr26.deepfaith.space import FeatureSpace
 
 
@@ -22,16 +25,22 @@ class ExplainerConfig:
     """Shape of the encoder."""
 
     width: int = 64
+    """token width of the encoder"""
     depth: int = 2
+    """transformer encoder layers"""
     heads: int = 4
+    """attention heads (width must divide by heads)"""
     ffn: int = 128
+    """hidden width of each layer's feed-forward block"""
     dropout: float = 0.1
+    """dropout in the encoder layers, in [0, 1)"""
 
     def __post_init__(self) -> None:
+        for name in ("width", "depth", "heads", "ffn"):
+            check_int(name, getattr(self, name), 1)
+        check_interval("dropout", self.dropout, 0, 1, closed=(True, False))
         if self.width % self.heads:
-            raise ValueError(f"width ({self.width}) must divide by heads ({self.heads})")
-        if min(self.width, self.depth, self.heads, self.ffn) < 1 or not 0 <= self.dropout < 1:
-            raise ValueError(f"invalid explainer shape {self}")
+            raise ConfigError(f"width ({self.width}) must divide by heads ({self.heads})")
 
 
 class AmortizedExplainer(nn.Module):
@@ -39,6 +48,7 @@ class AmortizedExplainer(nn.Module):
 
     def __init__(self, space: FeatureSpace, classes: int, cfg: ExplainerConfig = ExplainerConfig()) -> None:
         super().__init__()
+        check_int("classes", classes, 1)
         self.space, self.classes, self.cfg = space, classes, cfg
         self.embed = nn.Sequential(nn.Linear(space.group_size, cfg.width), nn.LayerNorm(cfg.width))
         self.position = nn.Parameter(torch.randn(space.d, cfg.width) * 0.02)
@@ -51,14 +61,14 @@ class AmortizedExplainer(nn.Module):
 
     def forward(self, x: Tensor, target: Tensor) -> Tensor:
         self.space.check(x)
-        if target.shape != (len(x),):
-            raise ValueError(f"target must have shape ({len(x)},), got {tuple(target.shape)}")
+        check_target(target, len(x))
         tokens = self.embed(self.space.tokens(x)) + self.position + self.class_embedding(target)[:, None]
         return self.head(self.encoder(tokens)).squeeze(-1)
 
     @torch.no_grad()
     def explain(self, x: Tensor, target: Tensor, batch: int = 1024) -> Tensor:
         """Attributions in eval mode, in batches."""
+        check_int("batch", batch, 1)
         was_training = self.training
         self.eval()
         out = torch.cat([self(xb, tb) for xb, tb in zip(x.split(batch), target.split(batch), strict=True)])

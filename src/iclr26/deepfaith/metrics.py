@@ -22,12 +22,17 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.deepfaith.space import FeatureSpace
 
 Model = nn.Module | Callable[[Tensor], Tensor]
 
 
+MODALITIES = ("tabular", "image", "text")
 OUTPUTS = ("probability", "logit")
+# other spellings callers use; any other output is an error, never a silent fallback to the logits
+OUTPUT_ALIASES = {"prob": "probability", "logits": "logit"}
 
 
 def check_model(model: object) -> None:
@@ -36,6 +41,41 @@ def check_model(model: object) -> None:
         raise TypeError(
             f"model must be a torch.nn.Module or a callable on tensors, got {type(model).__name__}"
         )
+
+
+def check_output(output: object) -> str:
+    """The output a metric scores: "probability" (softmax of the logits, also spelt "prob") or
+    "logit" (the raw class logit, also "logits"); anything else is an error listing them."""
+    if isinstance(output, str):
+        output = OUTPUT_ALIASES.get(output, output)
+    return check_in("output", output, OUTPUTS)
+
+
+def check_metric_inputs(
+    model: Model,
+    space: FeatureSpace,
+    x: Tensor,
+    target: Tensor,
+    attr: Tensor,
+    output: object,
+    attr_name: str = "attribution",
+) -> str:
+    """Check what every metric takes (a model, a batch of inputs of `space`, one target class and one
+    (B, d) attribution per input, an output mode) before any work; returns the output mode."""
+    check_model(model)
+    space.check(x)
+    space.check_attribution(attr, len(x), name=attr_name)
+    check_target(target, len(x))
+    return check_output(output)
+
+
+def check_target(target: object, batch: int) -> None:
+    """Raise unless `target` is a (batch,) tensor of integer class indices."""
+    if not isinstance(target, Tensor) or target.shape != (batch,):
+        got = tuple(target.shape) if isinstance(target, Tensor) else type(target).__name__
+        raise ValueError(f"target must have shape ({batch},), got {got}")
+    if target.dtype != torch.long:
+        raise ConfigError(f"target must hold class indices as torch.long, got dtype {target.dtype}")
 
 
 def _logits(model: Model, x: Tensor, chunk: int = 8192) -> Tensor:
@@ -47,14 +87,25 @@ def _logits(model: Model, x: Tensor, chunk: int = 8192) -> Tensor:
 
 def _class_scores(logits: Tensor, target: Tensor, output: str) -> Tensor:
     """The target class's softmax probability (or raw logit) per row."""
-    scores = torch.softmax(logits, -1) if output == "probability" else logits
-    return scores.gather(1, target[:, None])[:, 0]
+    output = check_output(output)
+    if logits.dim() != 2:
+        raise ValueError(f"the model must return logits of shape (batch, classes), got {tuple(logits.shape)}")
+    if output == "probability":
+        if len(logits) and logits.shape[1] < 2:  # softmax over one logit is 1 whatever the input
+            raise ConfigError(
+                f"output='probability' needs a model with at least 2 class logits, got logits of shape "
+                f"{tuple(logits.shape)}; score the raw logit with output='logit'"
+            )
+        logits = torch.softmax(logits, -1)
+    return logits.gather(1, target[:, None])[:, 0]
 
 
 def class_probability(
     model: Model, x: Tensor, target: Tensor, output: str = "probability", chunk: int = 8192
 ) -> Tensor:
     """f(x) = softmax(model(x))[target] (or the raw logit) for a batch, in chunks without gradients."""
+    output = check_output(output)
+    check_int("chunk", chunk, 1)
     if len(x) == 0:
         return torch.zeros(0)
     return _class_scores(_logits(model, x, chunk), target, output)
@@ -95,6 +146,15 @@ def _prefix_masks(order: Tensor, d: int, step: int, include_empty: bool = True) 
     return torch.stack([(rank < c) for c in counts], 1).float()
 
 
+def _check_subsets(subsets: Tensor | None, attr: Tensor) -> None:
+    """Given subsets must be (B, R, d) masks for the (B, d) attribution."""
+    if subsets is not None and (
+        not isinstance(subsets, Tensor) or subsets.dim() != 3 or subsets.shape[::2] != attr.shape
+    ):
+        got = tuple(subsets.shape) if isinstance(subsets, Tensor) else type(subsets).__name__
+        raise ValueError(f"subsets must have shape ({attr.shape[0]}, runs, {attr.shape[1]}), got {got}")
+
+
 def _auc(curve: Tensor) -> Tensor:
     """Trapezoid area under a curve sampled at evenly spaced points of [0, 1]."""
     n = curve.shape[-1] - 1
@@ -115,6 +175,10 @@ def faithfulness_correlation(
     subsets: Tensor | None = None,
 ) -> Tensor:
     """FC (Bhatt et al. 2020): corr over random S with |S| = ⌈fraction·d⌉ of Σ_{i∈S} e_i and Δ(S). ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("runs", runs, 1)
+    check_interval("subset_fraction", subset_fraction, 0, 1, closed=(False, True))
+    _check_subsets(subsets, attr)
     b, d = attr.shape
     if subsets is None:
         k = max(1, math.ceil(subset_fraction * d))
@@ -138,6 +202,8 @@ def faithfulness_estimate(
 ) -> Tensor:
     """FE (Alvarez-Melis & Jaakkola 2018): corr over the groups G_j of `step` features taken in
     descending attribution order of Σ_{i∈G_j} e_i and Δ(G_j), each group removed alone. ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
     groups = _step_groups(attr.argsort(-1, descending=True), step)
     fx = class_probability(model, x, target, output)
     delta = fx[:, None] - _scores(model, space, x, target, 1 - groups, output)
@@ -157,6 +223,9 @@ def monotonicity_correlation(
 ) -> Tensor:
     """MC (Nguyen & Martínez 2020): Spearman corr over groups G_j (ascending attribution order) of
     Σ_{i∈G_j} e_i and the relative squared change (Δ(G_j)/f(x))². ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
+    check_interval("eps", eps, 0, closed=(False, True))
     groups = _step_groups(attr.argsort(-1), step)
     fx = class_probability(model, x, target, output)
     inv = torch.where(fx.abs() >= eps, 1 / fx.abs().clamp_min(eps), torch.ones_like(fx)) ** 2
@@ -186,6 +255,9 @@ def region_perturbation(
 ) -> Tensor:
     """RP (Samek et al. 2015): AOPC, the mean over k = 1..K of Δ(top-k features), most relevant first,
     with K = `regions` or ⌈fraction·d⌉ (over all d regions AOPC would be DEL's curve again). ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("regions", regions, 1, attr.shape[1], optional=True)
+    check_interval("region_fraction", region_fraction, 0, 1, closed=(False, True))
     d = attr.shape[1]
     k = regions or max(1, math.ceil(region_fraction * d))
     masks = _prefix_masks(attr.argsort(-1, descending=True), d, 1, include_empty=False)[:, :k]
@@ -204,6 +276,8 @@ def deletion(
     step: int = 1,
 ) -> Tensor:
     """DEL (Petsiuk et al. 2018): AUC of f(x_{−top k}) as k grows from 0 to d. ↓"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
     masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
     return _auc(_scores(model, space, x, target, 1 - masks, output))
 
@@ -219,6 +293,8 @@ def insertion(
     step: int = 1,
 ) -> Tensor:
     """INS (Petsiuk et al. 2018): AUC of f(x̄ with the top k features inserted) as k grows. ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
     masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
     return _auc(_scores(model, space, x, target, masks, output))
 
@@ -249,6 +325,8 @@ def positive_perturbation(
     step: int = 1,
 ) -> Tensor:
     """POS: AUC of f as the most relevant features are removed first, frozen once the class flips. ↓"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
     masks = _prefix_masks(attr.argsort(-1, descending=True), attr.shape[1], step)
     return _auc(_frozen_after_flip(model, space, x, target, 1 - masks, output))
 
@@ -264,12 +342,15 @@ def negative_perturbation(
     step: int = 1,
 ) -> Tensor:
     """NEG: AUC of f as the least relevant features are removed first, frozen once the class flips. ↑"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("step", step, 1)
     masks = _prefix_masks(attr.argsort(-1), attr.shape[1], step)
     return _auc(_frozen_after_flip(model, space, x, target, 1 - masks, output))
 
 
 def superpixels(x: Tensor, n_segments: int = 100) -> np.ndarray:
     """SLIC segments (B, H, W) of a batch of (C, H, W) images, numbered from 0."""
+    check_int("n_segments", n_segments, 1)
     from skimage.segmentation import slic
 
     out = []
@@ -290,6 +371,7 @@ def irof(
 ) -> Tensor:
     """IROF (Rieger & Hansen 2020): SLIC superpixels removed in descending mean attribution; the
     area over the curve of f(x_{−segments})/f(x), divided by the number of segments. ↑ (images)"""
+    output = check_metric_inputs(model, space, x, target, attr, output)
     if len(space.shape) != 3:
         raise ValueError(
             f"IROF needs images (C, H, W) to segment into superpixels, got input shape {space.shape}"
@@ -331,6 +413,9 @@ def infidelity(
     The perturbation is the indicator of S, as for attributions that already include the input
     (IG, SHAP, Occlusion): Iᵀe = Σ_{i∈S} e_i. Quantus weights by the input, Σ_{i∈S} e_i (x_i − x̄_i),
     which suits gradient-like maps instead."""
+    output = check_metric_inputs(model, space, x, target, attr, output)
+    check_int("runs", runs, 1)
+    _check_subsets(subsets, attr)
     b, d = attr.shape
     if subsets is None:
         subsets = (torch.rand(b, runs, d, generator=generator) < 0.5).float()
@@ -350,7 +435,7 @@ class Metric:
     name: str
     fn: Callable[..., Tensor]
     higher_is_better: bool
-    modalities: tuple[str, ...] = ("tabular", "image", "text")
+    modalities: tuple[str, ...] = MODALITIES
     random: bool = False  # takes a `generator`
 
 
@@ -373,6 +458,7 @@ METRICS: dict[str, Metric] = {
 
 def metrics_for(modality: str) -> tuple[str, ...]:
     """Names of the metrics that apply to a modality."""
+    check_in("modality", modality, MODALITIES)
     return tuple(n for n, m in METRICS.items() if modality in m.modalities)
 
 
@@ -390,17 +476,13 @@ def evaluate(
 ) -> Tensor:
     """Score `attr` on metric `name` (one value per input), after checking every argument."""
     if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose from {tuple(METRICS)}")
+        raise ConfigError(f"unknown metric {name!r}; choose from {tuple(METRICS)}")
     metric = METRICS[name]
+    check_in("modality", modality, MODALITIES)
     if modality not in metric.modalities:
-        raise ValueError(f"metric {name} does not support {modality} inputs (supports {metric.modalities})")
-    check_model(model)
-    space.check(x)
-    space.check_attribution(attr, len(x))
-    if target.shape != (len(x),):
-        raise ValueError(f"target must have shape ({len(x)},), got {tuple(target.shape)}")
-    if kw.get("output", "probability") not in OUTPUTS:
-        raise ValueError(f"output must be one of {OUTPUTS}, got {kw['output']!r}")
+        raise ConfigError(f"metric {name} does not support {modality} inputs (supports {metric.modalities})")
+    kw["output"] = check_metric_inputs(model, space, x, target, attr, kw.get("output", "probability"))
+    check_int("seed", seed)
     if metric.random:
         kw.setdefault("generator", torch.Generator().manual_seed(seed))
     return metric.fn(model, space, x, target, attr.float().to(x.device), **kw)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from iclr26.deepfaith.metrics import Model, class_probability
+from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.deepfaith.metrics import Model, check_metric_inputs, class_probability
 from iclr26.deepfaith.space import FeatureSpace
 
 MASK_SAMPLING = ("explainer", "uniform")
@@ -60,8 +61,9 @@ def local_correlation_loss(
     output: str = "probability",
 ) -> Tensor:
     """L_LC for explainer output s (B, d) at inputs x: removal subsets vs the model's output drop."""
-    if sampling not in MASK_SAMPLING:
-        raise ValueError(f"sampling must be one of {MASK_SAMPLING}, got {sampling!r}")
+    output = check_metric_inputs(model, space, x, target, s, output, attr_name="explainer output s")
+    check_in("sampling", sampling, MASK_SAMPLING)
+    check_int("runs", runs, 1)
     b, d = s.shape
     keep_prob = (
         torch.sigmoid(s)[:, None].expand(b, runs, d)
@@ -106,6 +108,11 @@ class DynamicWeight:
     converged: bool = False
     t0: int = 0
     history: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        check_interval("epsilon", self.epsilon, 0, closed=(False, True))
+        check_interval("c", self.c, 0, closed=(False, True))
+        check_int("window", self.window, 1)
 
     def update(self, t: int, pattern_loss: float) -> float:
         """Record epoch t's mean L_PC; return α for the next epoch."""

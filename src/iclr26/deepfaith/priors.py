@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from iclr26.deepfaith.metrics import check_model
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.deepfaith.metrics import MODALITIES, check_model, check_target
 from iclr26.deepfaith.space import FeatureSpace
 
 PRIOR_METHODS = (
@@ -40,16 +42,28 @@ IMAGE_ONLY = frozenset({"grad_cam"})
 class PriorConfig:
     """Sample budgets of the sampling-based methods."""
 
-    ig_steps: int = 32  # Riemann steps of Integrated Gradients
-    shap_baselines: int = 8  # GradientSHAP: training inputs used as the baseline distribution
-    shap_samples: int = 8  # GradientSHAP: noisy samples per baseline draw
-    kernel_samples: int = 128  # KernelSHAP / LIME: perturbed inputs per explained input
-    lime_width: float = 0.75  # LIME's exponential kernel width on the cosine distance
-    batch: int = 64  # inputs per captum call
+    ig_steps: int = 32
+    """Riemann steps of Integrated Gradients"""
+    shap_baselines: int = 8
+    """GradientSHAP: training inputs used as the baseline distribution"""
+    shap_samples: int = 8
+    """GradientSHAP: noisy samples per baseline draw"""
+    kernel_samples: int = 128
+    """KernelSHAP / LIME: perturbed inputs per explained input"""
+    lime_width: float = 0.75
+    """LIME's exponential kernel width on the cosine distance"""
+    batch: int = 64
+    """inputs per captum call"""
+
+    def __post_init__(self) -> None:
+        for name in ("ig_steps", "shap_baselines", "shap_samples", "kernel_samples", "batch"):
+            check_int(name, getattr(self, name), 1)
+        check_interval("lime_width", self.lime_width, 0, closed=(False, True))
 
 
 def methods_for(modality: str) -> tuple[str, ...]:
     """The prior methods that apply to a modality (Grad-CAM needs a convolutional image model)."""
+    check_in("modality", modality, MODALITIES)
     return tuple(m for m in PRIOR_METHODS if m not in IMAGE_ONLY or modality == "image")
 
 
@@ -70,10 +84,11 @@ def explain(
 
     check_model(model)
     if method not in PRIOR_METHODS:
-        raise ValueError(f"unknown prior method {method!r}; choose from {PRIOR_METHODS}")
+        raise ConfigError(f"unknown prior method {method!r}; choose from {PRIOR_METHODS}")
     space.check(x)
-    if target.shape != (len(x),):
-        raise ValueError(f"target must have shape ({len(x)},), got {tuple(target.shape)}")
+    check_target(target, len(x))
+    if not isinstance(cfg, PriorConfig):
+        raise TypeError(f"cfg must be a PriorConfig, got {type(cfg).__name__}")
     forward = model if isinstance(model, nn.Module) else _Wrapped(model)
     base = space.baseline.unsqueeze(0).to(x)
     feature_mask = space.groups.unsqueeze(0).to(x.device)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from iclr26.core.validation import check_interval
+
 
 def deduplicate(maps: dict[str, Tensor], threshold: float = 0.9, order: Tensor | None = None) -> Tensor:
     """(B, M) bool: which of the M methods (in `maps` order) are kept for each input.
@@ -26,8 +28,7 @@ def deduplicate(maps: dict[str, Tensor], threshold: float = 0.9, order: Tensor |
     """
     if not maps:
         raise ValueError("deduplicate needs at least one method's maps")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    check_interval("threshold", threshold, 0, 1, closed=(False, True))
     stack = torch.stack(list(maps.values()), 1).double()  # (B, M, d)
     b, m = stack.shape[:2]
     if order is None:
@@ -67,8 +68,7 @@ def faithfulness_filter(
     `scores[metric]` is (B, M): each method's score for each input; `candidates` (B, M) marks the
     methods that take part (the deduplicated ones). Quantiles are taken over each input's candidates.
     """
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"p must be in [0, 1), got {p}")
+    check_interval("p", p, 0, 1, closed=(True, False))
     missing = set(scores) - set(higher_is_better)
     if missing:
         raise ValueError(f"no direction given for metrics {sorted(missing)}")

@@ -5,96 +5,27 @@ and per-input latency."""
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import time
-from dataclasses import dataclass, field
 
 import torch
 from scipy.stats import rankdata
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.distributed import init_distributed
 from iclr26.core.records import pyplot, save_figure
-from iclr26.deepfaith.explainer import AmortizedExplainer, ExplainerConfig
+from iclr26.core.system import preset_table
+from iclr26.deepfaith.config import DeepFaithConfig
+from iclr26.deepfaith.explainer import AmortizedExplainer
 from iclr26.deepfaith.metrics import METRICS, evaluate, metrics_for
-from iclr26.deepfaith.priors import PRIOR_METHODS, PriorConfig, explain_all, methods_for
+from iclr26.deepfaith.priors import explain_all, methods_for
 from iclr26.deepfaith.supervision import deduplicate, faithfulness_filter, quality_order, supervised_pairs
-from iclr26.deepfaith.tasks import TASKS, Task, load_task
-from iclr26.deepfaith.train import OBJECTIVES, ExplainerTrainConfig, train_explainer
+from iclr26.deepfaith.tasks import Task, load_task
+from iclr26.deepfaith.train import train_explainer
 
 METHOD = "deepfaith"
 LATENCY_BASELINES = ("kernel_shap", "lime", "integrated_gradients")
-
-
-@dataclass(frozen=True)
-class DeepFaithConfig:
-    """Everything the run uses; defaults are the `demo` preset."""
-
-    seed: int = 0
-    tasks: tuple[str, ...] = TASKS
-    methods: tuple[str, ...] = PRIOR_METHODS  # prior methods (Grad-CAM only runs on image tasks)
-    train_inputs: int = 192  # inputs whose prior explanations supervise the explainer
-    test_inputs: int = 100  # held-out inputs every method is scored on
-    ig_steps: int = 32
-    kernel_samples: int = 64  # KernelSHAP / LIME perturbations per input
-    dedup_threshold: float = 0.9  # τ: cosine similarity at which two maps are duplicates
-    dedup_keep: str = "best"  # which duplicate survives: the input's most faithful one, or the first listed
-    filter_quantile: float = 0.2  # p: a map must pass the p-quantile of every metric
-    filter_runs: int = 16  # random subsets of FC / INF when filtering the priors
-    metric_runs: int = 64  # random subsets of FC / INF in the final evaluation
-    width: int = 64
-    depth: int = 2
-    heads: int = 4
-    ffn: int = 128
-    dropout: float = 0.1
-    epochs: int = 80
-    min_steps: int = 1200  # small tasks get more epochs, so every task gets at least this many updates
-    batch_size: int = 64
-    lr: float = 1e-3
-    lc_runs: int = 16
-    sampling: str = "explainer"
-    objective: str = "deepfaith"
-    epsilon: float = 1e-4
-    c: float = 10.0
-    window: int = 5
-    device: str = "cpu"
-    threads: int = 2
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        bad = [t for t in self.tasks if t not in TASKS]
-        if bad or not self.tasks:
-            raise ValueError(f"tasks: unknown {bad}; choose from {TASKS}")
-        bad = [m for m in self.methods if m not in PRIOR_METHODS]
-        if bad or not self.methods:
-            raise ValueError(f"methods: unknown {bad}; choose from {PRIOR_METHODS}")
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if min(self.train_inputs, self.test_inputs) < 2 or self.threads < 1:
-            raise ValueError(
-                f"train_inputs and test_inputs must be >= 2 and threads >= 1, got "
-                f"{self.train_inputs}, {self.test_inputs}, {self.threads}"
-            )
-        if self.dedup_keep not in ("best", "first"):
-            raise ValueError(f"dedup_keep must be 'best' or 'first', got {self.dedup_keep!r}")
-        if not 0 < self.dedup_threshold <= 1 or not 0 <= self.filter_quantile < 1:
-            raise ValueError(
-                f"dedup_threshold must be in (0, 1] and filter_quantile in [0, 1), got "
-                f"{self.dedup_threshold}, {self.filter_quantile}"
-            )
-
-    def train_config(self, pairs: int = 0) -> ExplainerTrainConfig:
-        """The explainer's optimisation; with `pairs` training pairs, at least `min_steps` updates."""
-        batches = max(1, math.ceil(pairs / self.batch_size))
-        epochs = max(self.epochs, math.ceil(self.min_steps / batches)) if pairs else self.epochs
-        return ExplainerTrainConfig(
-            epochs, self.batch_size, self.lr, 1e-5, self.lc_runs, self.sampling, self.objective,
-            self.epsilon, self.c, self.window,
-        )  # fmt: skip
-
-    def prior_config(self) -> PriorConfig:
-        return PriorConfig(ig_steps=self.ig_steps, kernel_samples=self.kernel_samples)
 
 
 def _metric_kwargs(name: str, runs: int) -> dict:
@@ -157,7 +88,7 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
     task = load_task(task_name, seed=cfg.seed).to(device)
     methods = tuple(m for m in cfg.methods if m in methods_for(task.modality))
     ctx.log(f"{task_name}: target model test accuracy {task.test_accuracy:.3f}; {task.space.d} features")
-    prior_kw = {"background": task.x_train, "cam_layer": task.cam_layer, "cfg": cfg.prior_config()}
+    prior_kw = {"background": task.x_train, "cam_layer": task.cam_layer, "cfg": cfg.priors}
     cache = ctx.checkpoint_dir / f"{task_name}-supervision.pt"
     x = task.x_train[: cfg.train_inputs]
     target = task.predict(x)
@@ -178,14 +109,12 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
     pairs = supervised_pairs(sup["maps"], sup["keep"])
     ctx.log(f"{task_name}: {len(pairs.index)} supervised pairs from {len(x)} inputs: {pairs.counts()}")
 
-    explainer = AmortizedExplainer(
-        task.space, task.classes, ExplainerConfig(cfg.width, cfg.depth, cfg.heads, cfg.ffn, cfg.dropout)
-    ).to(device)
-    tcfg = cfg.train_config(len(x) if cfg.objective == "local" else len(pairs.index))
+    explainer = AmortizedExplainer(task.space, task.classes, cfg.explainer).to(device)
+    tcfg = cfg.train_config(len(x) if cfg.train.objective == "local" else len(pairs.index))
     with ctx.progress(f"{task_name}: training the explainer (epochs)", total=tcfg.epochs) as advance:
         history = train_explainer(
             explainer, task.model, x, target, pairs, tcfg, seed=cfg.seed, dist=dist,
-            checkpoint=ctx.checkpoint_dir / f"{task_name}-explainer-{cfg.objective}-{cfg.sampling}.pt",
+            checkpoint=ctx.checkpoint_dir / f"{task_name}-explainer-{tcfg.objective}-{tcfg.sampling}.pt",
             on_epoch=lambda _row: advance(1),
         )  # fmt: skip
     last = history[-1]
@@ -348,3 +277,49 @@ def _examples_figure(results: dict, ctx: RunContext) -> str:
                 ax.set_title(title.replace("_", " "), fontsize=8)
     fig.tight_layout()
     return save_figure(fig, ctx.out_dir, "explanations")
+
+
+PRESETS = preset_table(
+    DeepFaithConfig(),  # bench: the README figures
+    smoke={
+        "tasks": ("wine", "digits"),
+        "methods": ("saliency", "integrated_gradients", "occlusion", "kernel_shap", "grad_cam"),
+        "train_inputs": 32,
+        "test_inputs": 16,
+        "priors.kernel_samples": 32,
+        "metric_runs": 16,
+        "train.epochs": 3,
+        "min_steps": 0,
+    },
+    # the tour: DeepFaith vs the priors on two tasks, fewer inputs and shorter training
+    demo={
+        "tasks": ("wine", "digits"),
+        "methods": ("saliency", "integrated_gradients", "occlusion", "kernel_shap", "lime", "grad_cam"),
+        "train_inputs": 96,
+        "test_inputs": 48,
+        "train.epochs": 40,
+        "min_steps": 400,
+    },
+    # The paper's explainer shape (6 layers, 768 wide, 8 heads, FFN 1024), more inputs and samples; GPU.
+    paper={
+        "train_inputs": 1024,
+        "test_inputs": 500,
+        "priors.kernel_samples": 512,
+        "priors.ig_steps": 64,
+        "filter_runs": 64,
+        "metric_runs": 128,
+        "explainer.width": 768,
+        "explainer.depth": 6,
+        "explainer.heads": 8,
+        "explainer.ffn": 1024,
+        "explainer.dropout": 0.5,
+        "train.epochs": 400,
+        "min_steps": 20000,
+        "train.lr": 1e-4,
+        "train.lc_runs": 32,
+        "train.epsilon": 1e-5,
+        "device": "cuda",
+        "threads": 8,
+    },
+)
+SYSTEM = implemented_system("deepfaith", presets=PRESETS, run=run)

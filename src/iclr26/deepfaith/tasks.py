@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_int
 from iclr26.deepfaith.space import FeatureSpace, image_space, tabular_space, token_space
 
 TASKS = ("breast_cancer", "wine", "digits", "lfw", "sentiment")
@@ -200,7 +202,11 @@ def load_task(
 ) -> Task:
     """Load `name`'s data, split it (70/30, stratified, seeded) and train its target model."""
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose from {TASKS}")
+        raise ConfigError(f"unknown task {name!r}; choose from {TASKS}")
+    check_int("seed", seed)
+    check_int("text_size", text_size, 1)
+    check_int("text_length", text_length, 3)  # room for up to 3 sentiment words
+    check_int("embed_dim", embed_dim, 1)
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     if name in ("breast_cancer", "wine"):

@@ -17,8 +17,9 @@ from torch import Tensor
 
 from iclr26.core.checkpoint import save_checkpoint
 from iclr26.core.distributed import DistInfo, all_reduce_mean
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.deepfaith.explainer import AmortizedExplainer
-from iclr26.deepfaith.metrics import Model
+from iclr26.deepfaith.metrics import Model, check_target
 from iclr26.deepfaith.objectives import (
     MASK_SAMPLING,
     DynamicWeight,
@@ -35,23 +36,35 @@ class ExplainerTrainConfig:
     """Optimisation of the explainer."""
 
     epochs: int = 40
+    """passes over the training pairs (the system raises it to reach `min_steps` updates)"""
     batch_size: int = 64
+    """training pairs per Adam step"""
     lr: float = 1e-3
+    """Adam learning rate"""
     weight_decay: float = 1e-5
-    lc_runs: int = 16  # R: sampled subsets per input in L_LC
-    sampling: str = "explainer"  # how L_LC samples its subsets: from σ(s) or uniform Bernoulli(½)
+    """Adam weight decay"""
+    lc_runs: int = 16
+    """R: sampled subsets per input in L_LC"""
+    sampling: str = "explainer"
+    """how L_LC samples its subsets: from σ(s) (explainer) or uniform Bernoulli(½) (uniform)"""
     objective: str = "deepfaith"
-    epsilon: float = 1e-5  # Algorithm 1's ε
-    c: float = 10.0  # Algorithm 1's C
-    window: int = 5  # epochs in Algorithm 1's variance window
+    """deepfaith (α·L_PC + (1 − α)·L_LC), or one loss alone: pattern (L_PC), local (L_LC)"""
+    epsilon: float = 1e-5
+    """Algorithm 1's ε: L_PC has converged when its variance over the window falls below ε"""
+    c: float = 10.0
+    """Algorithm 1's C: the decay time of α, and the variance C·ε that resets α to 1"""
+    window: int = 5
+    """epochs in Algorithm 1's variance window"""
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.sampling not in MASK_SAMPLING:
-            raise ValueError(f"sampling must be one of {MASK_SAMPLING}, got {self.sampling!r}")
-        if min(self.epochs, self.batch_size, self.lc_runs, self.window) < 1 or self.lr <= 0:
-            raise ValueError(f"epochs, batch_size, lc_runs, window must be >= 1 and lr > 0: {self}")
+        check_in("objective", self.objective, OBJECTIVES)
+        check_in("sampling", self.sampling, MASK_SAMPLING)
+        for name in ("epochs", "batch_size", "lc_runs", "window"):
+            check_int(name, getattr(self, name), 1)
+        check_interval("lr", self.lr, 0, closed=(False, True))
+        check_interval("weight_decay", self.weight_decay, 0)
+        check_interval("epsilon", self.epsilon, 0, closed=(False, True))
+        check_interval("c", self.c, 0, closed=(False, True))
 
 
 def train_explainer(
@@ -68,11 +81,14 @@ def train_explainer(
     dist: DistInfo | None = None,
 ) -> list[dict]:
     """Train `explainer` in place on the supervised pairs; return the per-epoch history."""
+    if not isinstance(cfg, ExplainerTrainConfig):
+        raise TypeError(f"cfg must be an ExplainerTrainConfig, got {type(cfg).__name__}")
+    explainer.space.check(x)
+    check_target(target, len(x))
     if len(pairs.index) == 0 and cfg.objective != "local":
         raise ValueError("no supervised pairs survived the filter; lower p, or train with objective='local'")
     dist = dist or DistInfo()
     space = explainer.space
-    space.check(x)
     # the pairs index the inputs; the self-supervised ablation trains on every input once per epoch
     index = torch.arange(len(x)) if cfg.objective == "local" else pairs.index
     maps = None if cfg.objective == "local" else pairs.maps

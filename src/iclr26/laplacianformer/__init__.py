@@ -8,9 +8,7 @@ Public API:
 - `VisionTransformer(..., attention=kind)` and `SYSTEM` for `iclr26 run laplacianformer`.
 """
 
-from dataclasses import replace
-
-from iclr26.catalog import implemented_system
+from iclr26.core.system import system_attributes
 from iclr26.laplacianformer.attention import (
     LaplacianAttention,
     exact_laplacian_attention,
@@ -23,51 +21,11 @@ from iclr26.laplacianformer.baselines import (
     PerformerAttention,
     SoftmaxAttention,
 )
+from iclr26.laplacianformer.config import LaplacianFormerConfig
 from iclr26.laplacianformer.laplace_kernel import laplace_kernel
 from iclr26.laplacianformer.newton_schulz import newton_schulz_inverse
-from iclr26.laplacianformer.system import LaplacianFormerConfig, run
+from iclr26.laplacianformer.train import TrainConfig
 from iclr26.laplacianformer.vit import ATTENTION_KINDS, VisionTransformer, make_attention
-
-_BENCH = LaplacianFormerConfig()
-PRESETS = {
-    "smoke": replace(
-        _BENCH,
-        seeds=1,
-        tasks=("lfw",),
-        attentions=("laplacian", "softmax", "nystrom"),
-        dim=32,
-        epochs=2,
-        scaling_lengths=(64, 128),
-        scaling_dim=32,
-        scaling_repeats=1,
-    ),
-    # the tour: Laplacian attention vs softmax and two linear baselines on digits, 1 seed, shorter
-    "demo": replace(
-        _BENCH,
-        seeds=1,
-        tasks=("digits",),
-        attentions=("laplacian", "softmax", "nystrom", "soft"),
-        scaling_lengths=(256, 1024, 4096),
-        scaling_repeats=1,
-    ),
-    "bench": _BENCH,  # the README figures
-    # DeiT-Tiny-like width on all three tasks, long sequences for scaling; meant for a GPU.
-    "paper": replace(
-        _BENCH,
-        tasks=("digits", "lfw", "textures"),
-        dim=192,
-        depth=6,
-        heads=3,
-        landmarks=49,
-        epochs=100,
-        lr=1e-3,
-        scaling_lengths=(1024, 2048, 4096, 8192, 16384, 32768, 65536),
-        scaling_dim=192,
-        device="cuda",
-    ),
-}
-
-SYSTEM = implemented_system("laplacianformer", presets=PRESETS, run=run)
 
 __all__ = [
     "ATTENTION_KINDS",
@@ -78,6 +36,7 @@ __all__ = [
     "NystromAttention",
     "PerformerAttention",
     "SoftmaxAttention",
+    "TrainConfig",
     "VisionTransformer",
     "exact_laplacian_attention",
     "injective_feature_map",
@@ -86,3 +45,5 @@ __all__ = [
     "newton_schulz_inverse",
     "nystrom_laplacian_attention",
 ]
+
+__getattr__ = system_attributes(__name__)  # SYSTEM and PRESETS, loaded from .system on first use

@@ -22,7 +22,6 @@ With m = N (no pooling) the Nyström product is exact: φ(κ(Q, K)) V / N, which
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import torch
@@ -30,7 +29,8 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from iclr26.laplacianformer.baselines import check_dims, check_input, landmark_pool
+from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.laplacianformer.baselines import check_dims, check_input, check_odd_kernel, landmark_pool
 from iclr26.laplacianformer.laplace_kernel import laplace_kernel
 from iclr26.laplacianformer.newton_schulz import newton_schulz_inverse
 
@@ -56,6 +56,7 @@ def exact_laplacian_attention(
     normalization: Normalization = "injective",
 ) -> torch.Tensor:
     """The O(N²) Laplacian-kernel attention that the Nyström form approximates; (..., N, d)."""
+    check_in("normalization", normalization, NORMALIZATIONS)
     c = laplace_kernel(q, k, lam)
     n = k.shape[-2]
     if normalization == "injective":
@@ -78,6 +79,8 @@ def nystrom_laplacian_attention(
     normalization: Normalization = "injective",
 ) -> torch.Tensor:
     """Nyström Laplacian attention for q, k, v (..., N, d) with `landmarks` pooled landmarks."""
+    check_int("landmarks", landmarks, 1)
+    check_in("normalization", normalization, NORMALIZATIONS)
     n = k.shape[-2]
     q_l = landmark_pool(q, landmarks)  # Q̃ (…, m, d)
     k_l = landmark_pool(k, landmarks)  # K̃
@@ -128,14 +131,12 @@ class LaplacianAttention(nn.Module):
     ) -> None:
         super().__init__()
         self.head_dim = check_dims(dim, heads)
-        if landmarks < 1:
-            raise ValueError(f"landmarks must be >= 1, got {landmarks}")
-        if lam <= 0 or not math.isfinite(lam):
-            raise ValueError(f"lam (λ) must be a positive number, got {lam}")
-        if normalization not in NORMALIZATIONS:
-            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
-        if local_conv < 0 or (local_conv and local_conv % 2 == 0):
-            raise ValueError(f"local_conv must be 0 or an odd kernel size, got {local_conv}")
+        check_int("landmarks", landmarks, 1)
+        check_interval("lam (λ)", lam, 0, closed=(False, True))
+        check_int("ns_iters", ns_iters, 1)
+        check_interval("ns_tol", ns_tol, 0, closed=(False, True), optional=True)
+        check_in("normalization", normalization, NORMALIZATIONS)
+        check_odd_kernel("local_conv", local_conv)
         self.dim, self.heads, self.landmarks = dim, heads, landmarks
         self.lam, self.ns_iters, self.ns_tol = lam, ns_iters, ns_tol
         self.normalization, self.exact, self.local_conv = normalization, exact, local_conv

@@ -21,22 +21,36 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_finite_tensor, check_int, debug_checks
 from iclr26.laplacianformer.newton_schulz import newton_schulz_inverse
 
 
 def check_dims(dim: int, heads: int) -> int:
     """Head size dim // heads; raises if `dim` is not divisible by `heads`."""
     if dim <= 0 or heads <= 0 or dim % heads:
-        raise ValueError(f"dim ({dim}) must be a positive multiple of heads ({heads})")
+        raise ConfigError(f"dim ({dim}) must be a positive multiple of heads ({heads})")
     return dim // heads
 
 
+def check_odd_kernel(name: str, value: object) -> int:
+    """`value` as a depthwise-conv kernel size: 0 (no conv) or odd, so that padding k // 2 on both
+    sides keeps the token count (an even kernel would add one token)."""
+    k = check_int(name, value, 0)
+    if k and k % 2 == 0:
+        raise ConfigError(f"{name} must be 0 or an odd kernel size (a same-size conv), got {value!r}")
+    return k
+
+
 def check_input(x: torch.Tensor, dim: int) -> None:
-    """x must be (B, N, dim) and finite."""
+    """x must be (B, N, dim); under `debug_checks()` also finite (a full pass over x, so off by default)."""
     if x.ndim != 3 or x.shape[-1] != dim:
         raise ValueError(f"attention expects x of shape (batch, tokens, {dim}), got {tuple(x.shape)}")
-    if not torch.isfinite(x).all():
-        raise ValueError("attention input has non-finite values (NaN or inf)")
+    if debug_checks():
+        try:
+            check_finite_tensor("x", x)
+        except ConfigError as e:
+            raise ConfigError(f"attention input has non-finite values: {e}") from None
 
 
 def landmark_pool(x: torch.Tensor, landmarks: int) -> torch.Tensor:
@@ -103,6 +117,9 @@ class NystromAttention(_QKVAttention):
         self, dim: int, heads: int, landmarks: int = 16, pinv_iters: int = 6, conv_kernel: int = 33
     ) -> None:
         super().__init__(dim, heads)
+        check_int("landmarks", landmarks, 1)
+        check_int("pinv_iters", pinv_iters, 1)
+        check_odd_kernel("conv_kernel", conv_kernel)
         self.landmarks, self.pinv_iters = landmarks, pinv_iters
         self.conv = (
             nn.Conv2d(
@@ -147,6 +164,7 @@ class PerformerAttention(_QKVAttention):
 
     def __init__(self, dim: int, heads: int, features: int = 64, seed: int = 0) -> None:
         super().__init__(dim, heads)
+        check_int("features", features, 1)
         g = torch.Generator().manual_seed(seed)
         self.register_buffer("omega", orthogonal_gaussian(features, self.head_dim, g))
 
@@ -171,6 +189,8 @@ class GaussianSoftAttention(_QKVAttention):
 
     def __init__(self, dim: int, heads: int, landmarks: int = 16, ns_iters: int = 20) -> None:
         super().__init__(dim, heads)
+        check_int("landmarks", landmarks, 1)
+        check_int("ns_iters", ns_iters, 1)
         self.landmarks, self.ns_iters = landmarks, ns_iters
 
     def kernel(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr26.core.validation import check_in, check_interval
+
 TASKS = ("digits", "lfw", "textures")
 
 
@@ -67,6 +69,8 @@ def _textures(per_class: int, size: int, seed: int) -> tuple[np.ndarray, np.ndar
 
 def load_task(name: str, seed: int = 0, test_fraction: float = 0.25) -> ImageTask:
     """Load task `name` (digits, lfw, textures) with a stratified split seeded by `seed`."""
+    check_in("task", name, TASKS)
+    check_interval("test_fraction", test_fraction, 0, 1, closed=(False, False))
     if name == "digits":
         from sklearn.datasets import load_digits
 
@@ -77,11 +81,9 @@ def load_task(name: str, seed: int = 0, test_fraction: float = 0.25) -> ImageTas
 
         imgs = skimage.data.lfw_subset()  # first 100 faces, then 100 non-faces
         x, y, classes = _resize(imgs, 32), np.r_[np.ones(100), np.zeros(100)].astype(int), 2
-    elif name == "textures":
+    else:  # textures
         x, y = _textures(per_class=150, size=48, seed=1234)
         x, classes = x[:, None], 6
-    else:
-        raise ValueError(f"task must be one of {TASKS}, got {name!r}")
     x = x.reshape(len(x), 1, x.shape[-2], x.shape[-1])
     xtr, xte, ytr, yte = _split(x, y, test_fraction, seed)
     return ImageTask(

@@ -19,6 +19,8 @@ import warnings
 
 import torch
 
+from iclr26.core.validation import check_in, check_int, check_interval
+
 
 class NewtonSchulzWarning(RuntimeWarning):
     """The iteration stopped before the residual fell below the tolerance."""
@@ -70,10 +72,9 @@ def newton_schulz_inverse(
     """
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"newton_schulz_inverse needs square matrices (..., m, m), got {tuple(a.shape)}")
-    if iters < 1:
-        raise ValueError(f"iters must be >= 1, got {iters}")
-    if on_fail not in ("warn", "raise"):
-        raise ValueError(f"on_fail must be 'warn' or 'raise', got {on_fail!r}")
+    check_int("iters", iters, 1)
+    check_in("on_fail", on_fail, ("warn", "raise"))
+    check_interval("tol", tol, 0, closed=(False, True), optional=True)
     if not torch.isfinite(a).all():
         raise ValueError("newton_schulz_inverse got non-finite entries in the matrix to invert")
     x, residual = _NewtonSchulzInverse.apply(a, iters)

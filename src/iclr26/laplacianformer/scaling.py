@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr26.laplacianformer.vit import make_attention
+from iclr26.core.validation import check_in, check_int
+from iclr26.laplacianformer.vit import ATTENTION_KINDS, make_attention
 
 
 @dataclass
@@ -65,6 +66,12 @@ def measure_scaling(
     on_point: Callable[[int], None] | None = None,
 ) -> list[ScalingPoint]:
     """Median fwd+bwd time and saved-activation memory for each kind at each length."""
+    for kind in kinds:
+        check_in("kinds", kind, ATTENTION_KINDS)
+    for n in lengths:
+        check_int("lengths", n, 1)
+    check_int("batch", batch, 1)
+    check_int("repeats", repeats, 1)
     device = device or torch.device("cpu")
     points = []
     for n in lengths:

@@ -5,68 +5,23 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import torch
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.records import pyplot, save_figure
-from iclr26.laplacianformer.data import TASKS, load_task
+from iclr26.core.system import preset_table
+from iclr26.laplacianformer.config import LaplacianFormerConfig
+from iclr26.laplacianformer.data import load_task
 from iclr26.laplacianformer.scaling import growth_exponent, measure_scaling
-from iclr26.laplacianformer.train import TrainConfig, train_classifier
-from iclr26.laplacianformer.vit import ATTENTION_KINDS, VisionTransformer
+from iclr26.laplacianformer.train import train_classifier
+from iclr26.laplacianformer.vit import VisionTransformer
 
 # Patch size per task: digits 16×16/2 → 64 tokens, lfw 32×32/4 → 64, textures 48×48/4 → 144.
 PATCH = {"digits": 2, "lfw": 4, "textures": 4}
 LINEAR_BASELINES = ("nystrom", "performer", "soft")
-
-
-@dataclass(frozen=True)
-class LaplacianFormerConfig:
-    """Everything the run uses; defaults are the `demo` preset."""
-
-    seed: int = 0  # first seed; runs use seed, seed+1, ...
-    seeds: int = 3  # independent seeds per (task, attention)
-    tasks: tuple[str, ...] = ("digits", "lfw")
-    attentions: tuple[str, ...] = ATTENTION_KINDS
-    dim: int = 64
-    depth: int = 2
-    heads: int = 4
-    landmarks: int = 16  # m, for every landmark-based attention
-    lam: float = 4.0  # λ of exp(−‖q−k‖₁/λ)
-    ns_iters: int = 20  # Newton–Schulz iterations
-    normalization: str = "injective"  # LaplacianAttention's feature map: injective | row | none
-    local_conv: int = 3  # LaplacianAttention's depthwise conv on V (0: off)
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 5e-3
-    weight_decay: float = 0.05
-    scaling_lengths: tuple[int, ...] = (256, 512, 1024, 2048, 4096)
-    scaling_dim: int = 64
-    scaling_repeats: int = 3
-    device: str = "cpu"
-    threads: int = 2  # torch CPU threads
-    extra: dict[str, str] = field(default_factory=dict)  # free-form notes recorded with the run
-
-    def __post_init__(self) -> None:
-        bad = [t for t in self.tasks if t not in TASKS]
-        if bad or not self.tasks:
-            raise ValueError(f"tasks: unknown {bad}; choose from {TASKS}")
-        bad = [a for a in self.attentions if a not in ATTENTION_KINDS]
-        if bad or not self.attentions:
-            raise ValueError(f"attentions: unknown {bad}; choose from {ATTENTION_KINDS}")
-        if self.normalization not in ("injective", "row", "none"):
-            raise ValueError(f"normalization must be injective, row or none, got {self.normalization!r}")
-        if self.seeds < 1 or self.threads < 1:
-            raise ValueError(f"seeds and threads must be >= 1, got {self.seeds}, {self.threads}")
-        if self.dim % self.heads or self.scaling_dim % self.heads:
-            raise ValueError(
-                f"dim ({self.dim}) and scaling_dim ({self.scaling_dim}) must divide by heads ({self.heads})"
-            )
-        if self.scaling_lengths and min(self.scaling_lengths) < self.landmarks:
-            raise ValueError(
-                f"scaling_lengths must be >= landmarks ({self.landmarks}), got {self.scaling_lengths}"
-            )
 
 
 def build_model(cfg: LaplacianFormerConfig, kind: str, image_size: int, patch: int, classes: int):
@@ -101,15 +56,13 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
     """Train every (task, attention, seed), then measure scaling; tables + plot."""
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
-    train_cfg = TrainConfig(
-        epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, weight_decay=cfg.weight_decay
-    )
+    epochs = cfg.train.epochs
     results_dir = ctx.out_dir / "train"
     results_dir.mkdir(exist_ok=True)
     jobs = [(t, a, cfg.seed + s) for t in cfg.tasks for a in cfg.attentions for s in range(cfg.seeds)]
     results: dict[tuple[str, str, int], dict] = {}
     params: dict[tuple[str, str], int] = {}
-    with ctx.progress("training (epochs)", total=len(jobs) * cfg.epochs) as advance:
+    with ctx.progress("training (epochs)", total=len(jobs) * epochs) as advance:
         for task_name, kind, seed in jobs:
             tag = f"{task_name}-{kind}-s{seed}"
             done = results_dir / f"{tag}.json"
@@ -119,12 +72,12 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
             params[(task_name, kind)] = sum(p.numel() for p in model.parameters())
             if done.exists():  # finished in an earlier, interrupted run
                 results[(task_name, kind, seed)] = json.loads(done.read_text())
-                advance(cfg.epochs)
+                advance(epochs)
                 continue
             res = train_classifier(
                 model,
                 task,
-                train_cfg,
+                cfg.train,
                 seed=seed,
                 device=device,
                 checkpoint=ctx.checkpoint_dir / f"{tag}.pt",
@@ -162,7 +115,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
         cols,
         rows,
         caption=f"ViT dim {cfg.dim}, depth {cfg.depth}, heads {cfg.heads}, {cfg.landmarks} "
-        f"landmarks, {cfg.epochs} epochs, AdamW lr {cfg.lr}; λ={cfg.lam}, "
+        f"landmarks, {epochs} epochs, AdamW lr {cfg.train.lr}; λ={cfg.lam}, "
         f"{cfg.ns_iters} Newton–Schulz iterations, normalization={cfg.normalization}.",
     )
     tables = [acc_table]
@@ -241,3 +194,40 @@ def _scaling_figure(points, cfg: LaplacianFormerConfig, ctx: RunContext) -> str:
     axes[0].legend()
     fig.suptitle("One attention layer vs sequence length")
     return save_figure(fig, ctx.out_dir, "scaling")
+
+
+PRESETS = preset_table(
+    LaplacianFormerConfig(),  # bench: the README figures
+    smoke={
+        "seeds": 1,
+        "tasks": ("lfw",),
+        "attentions": ("laplacian", "softmax", "nystrom"),
+        "dim": 32,
+        "train.epochs": 2,
+        "scaling_lengths": (64, 128),
+        "scaling_dim": 32,
+        "scaling_repeats": 1,
+    },
+    # the tour: Laplacian attention vs softmax and two linear baselines on digits, 1 seed, shorter
+    demo={
+        "seeds": 1,
+        "tasks": ("digits",),
+        "attentions": ("laplacian", "softmax", "nystrom", "soft"),
+        "scaling_lengths": (256, 1024, 4096),
+        "scaling_repeats": 1,
+    },
+    # DeiT-Tiny-like width on all three tasks, long sequences for scaling; meant for a GPU.
+    paper={
+        "tasks": ("digits", "lfw", "textures"),
+        "dim": 192,
+        "depth": 6,
+        "heads": 3,
+        "landmarks": 49,
+        "train.epochs": 100,
+        "train.lr": 1e-3,
+        "scaling_lengths": (1024, 2048, 4096, 8192, 16384, 32768, 65536),
+        "scaling_dim": 192,
+        "device": "cuda",
+    },
+)
+SYSTEM = implemented_system("laplacianformer", presets=PRESETS, run=run)

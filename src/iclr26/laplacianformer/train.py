@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr26.core.schedule import warmup_cosine
+from iclr26.core.validation import check_int, check_interval
 from iclr26.laplacianformer.data import ImageTask
 
 
@@ -20,17 +21,25 @@ class TrainConfig:
     """Optimisation settings shared by every attention type."""
 
     epochs: int = 30
+    """passes over the training images"""
     batch_size: int = 64
+    """images per AdamW step"""
     lr: float = 2e-3
+    """AdamW peak learning rate"""
     weight_decay: float = 0.05
+    """AdamW weight decay"""
     warmup_epochs: int = 2
-    augment_shift: int = 1  # random translation by up to this many pixels (0: off)
+    """linear warm-up before the cosine decay (epochs)"""
+    augment_shift: int = 1
+    """random translation by up to this many pixels (0: off)"""
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs}, {self.batch_size}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
+        check_int("epochs", self.epochs, 1)
+        check_int("batch_size", self.batch_size, 1)
+        check_interval("lr", self.lr, 0, closed=(False, True))
+        check_interval("weight_decay", self.weight_decay, 0)
+        check_int("warmup_epochs", self.warmup_epochs, 0)
+        check_int("augment_shift", self.augment_shift, 0)
 
 
 def _schedule(cfg: TrainConfig, steps_per_epoch: int) -> Callable[[int], float]:

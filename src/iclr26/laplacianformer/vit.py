@@ -8,6 +8,7 @@ import torch
 from einops import rearrange
 from torch import nn
 
+from iclr26.core.validation import check_in, check_int
 from iclr26.laplacianformer.attention import LaplacianAttention
 from iclr26.laplacianformer.baselines import (
     GaussianSoftAttention,
@@ -22,6 +23,7 @@ ATTENTION_KINDS: tuple[str, ...] = ("laplacian", "softmax", "nystrom", "performe
 
 def make_attention(kind: str, dim: int, heads: int, landmarks: int = 16, **kw: Any) -> nn.Module:
     """An attention module of `kind` with the shared (dim, heads, landmarks) settings."""
+    check_in("attention", kind, ATTENTION_KINDS)
     if kind == "laplacian":
         return LaplacianAttention(dim, heads, landmarks=landmarks, **kw)
     if kind == "softmax":
@@ -30,9 +32,7 @@ def make_attention(kind: str, dim: int, heads: int, landmarks: int = 16, **kw: A
         return NystromAttention(dim, heads, landmarks=landmarks)
     if kind == "performer":
         return PerformerAttention(dim, heads, features=4 * landmarks)
-    if kind == "soft":
-        return GaussianSoftAttention(dim, heads, landmarks=landmarks)
-    raise ValueError(f"attention kind must be one of {ATTENTION_KINDS}, got {kind!r}")
+    return GaussianSoftAttention(dim, heads, landmarks=landmarks)  # soft
 
 
 class Block(nn.Module):
@@ -71,6 +71,8 @@ class VisionTransformer(nn.Module):
         **attn_kw: Any,
     ) -> None:
         super().__init__()
+        check_int("patch", patch, 1)
+        check_int("depth", depth, 1)
         if image_size % patch:
             raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
         self.grid = (image_size // patch, image_size // patch)

@@ -6,16 +6,16 @@ Public API:
 - data: `OfflineDataset`, `save_dataset` / `load_dataset`, `load_d4rl_hdf5`, `load_minari`,
   `normalized_score`; generation: `generate_datasets(env_id, out_dir, GenerationConfig)`;
 - peers: `peer_table(observations, k, method)`, `cached_peer_table`, `gather_peer_actions`;
-- algorithms: `make_algorithm("bc" | "td3_bc" | "iql" | "pic" | "epic" | "edac", ...)`,
-  `BatchSampler`, `train_offline`; networks: `EnsembleMLP`;
-- `SYSTEM` for `iclr26 run pic`.
+- algorithms: `make_algorithm("bc" | "td3_bc" | "iql" | "pic" | "epic" | "edac", ...)`, `TD3` (the
+  behaviour agent, which TD3+BC and PIC-TD3 extend), `BatchSampler`, `train_offline`; networks:
+  `EnsembleMLP`;
+- configs: `PICSystemConfig` (the run, one nested config per algorithm), `GenerationConfig`;
+- `SYSTEM` (and `PRESETS`) for `iclr26 run pic`, loaded from `iclr26.pic.system` on first use.
 """
 
-from dataclasses import replace as _replace
-
-from iclr26.catalog import implemented_system
-from iclr26.pic.algorithms import ALGORITHMS, BatchSampler, make_algorithm
-from iclr26.pic.behavior import DATASET_NAMES, GenerationConfig, generate_datasets
+from iclr26.core.system import system_attributes
+from iclr26.pic.algorithms import ALGORITHMS, TD3, BatchSampler, make_algorithm
+from iclr26.pic.config import DATASET_NAMES, GenerationConfig, PICSystemConfig
 from iclr26.pic.data import (
     OfflineDataset,
     load_d4rl_hdf5,
@@ -24,14 +24,15 @@ from iclr26.pic.data import (
     normalized_score,
     save_dataset,
 )
+from iclr26.pic.generation import generate_datasets
 from iclr26.pic.networks import EnsembleMLP
 from iclr26.pic.peers import cached_peer_table, gather_peer_actions, peer_table
-from iclr26.pic.system import PICSystemConfig, run
 from iclr26.pic.train import train_offline
 
 __all__ = [
     "ALGORITHMS",
     "DATASET_NAMES",
+    "TD3",
     "BatchSampler",
     "EnsembleMLP",
     "GenerationConfig",
@@ -50,53 +51,4 @@ __all__ = [
     "train_offline",
 ]
 
-_BENCH = PICSystemConfig()
-PRESETS = {
-    "smoke": _replace(
-        _BENCH,
-        generation="smoke",
-        datasets=("medium",),
-        algorithms=("bc", "td3_bc", "iql", "pic", "epic", "edac"),
-        seeds=1,
-        steps=40,
-        batch_size=32,
-        hidden=32,
-        k=5,
-        num_critics=3,
-        eval_every=20,
-        eval_episodes=1,
-        checkpoint_every=20,
-    ),
-    # the tour: the same comparison (PIC vs TD3+BC and BC) on one Pendulum dataset, 1 seed, shorter
-    "demo": _replace(
-        _BENCH,
-        datasets=("medium",),
-        algorithms=("bc", "td3_bc", "pic"),
-        seeds=1,
-        steps=1000,
-        eval_every=250,
-        eval_episodes=3,
-        checkpoint_every=500,
-    ),
-    "bench": _BENCH,  # the README figures
-    # The paper's locomotion setting: D4RL-scale data generated here (hours of CPU per task; run the
-    # generation in the background first), 1M gradient steps, GPU if present.
-    "paper": _replace(
-        _BENCH,
-        env_id="Hopper-v5",
-        generation="mujoco",
-        datasets=("medium", "medium-replay"),
-        algorithms=("bc", "td3_bc", "iql", "pic", "epic"),
-        seeds=3,
-        steps=1_000_000,
-        gen_dataset_size=0,
-        hidden=256,
-        num_critics=10,
-        k=10,
-        eval_every=5000,
-        eval_episodes=10,
-        checkpoint_every=10_000,
-        device="auto",
-    ),
-}
-SYSTEM = implemented_system("pic", presets=PRESETS, run=run)
+__getattr__ = system_attributes(__name__)

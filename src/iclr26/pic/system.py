@@ -7,104 +7,35 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
 from iclr26.core.records import pyplot, save_figure
+from iclr26.core.seeding import derive_seed
+from iclr26.core.system import preset_table
 from iclr26.pic.algorithms import ALGORITHMS, BatchSampler, make_algorithm
 from iclr26.pic.algorithms.common import return_range_reward_scale, state_stats
-from iclr26.pic.behavior import DATASET_NAMES, GENERATION_PRESETS, generate_datasets, preset
+from iclr26.pic.config import PICSystemConfig, every_algorithm
 from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
 from iclr26.pic.evaluation import evaluate
-from iclr26.pic.peers import METHODS, cached_peer_table
+from iclr26.pic.generation import generate_datasets
+from iclr26.pic.peers import cached_peer_table
 from iclr26.pic.train import steps_per_second, train_offline
 
 
-@dataclass(frozen=True)
-class PICSystemConfig:
-    """Everything the run uses; defaults are the `demo` preset (Pendulum-v1, CPU)."""
-
-    env_id: str = "Pendulum-v1"
-    generation: str = "pendulum"  # a `behavior.GENERATION_PRESETS` name
-    gen_total_steps: int = 0  # 0: the generation preset's; else online TD3 env steps
-    gen_dataset_size: int = 20_000  # 0: the preset's; else transitions per dataset
-    data_dir: str = ""  # "": <run dir>/data; a path shares the generated datasets between runs
-    datasets: tuple[str, ...] = ("medium", "medium-replay")
-    algorithms: tuple[str, ...] = ("bc", "td3_bc", "pic", "epic")
-    seeds: int = 2
-    seed: int = 0  # first seed (data generation uses it too)
-    steps: int = 3000  # gradient steps per (algorithm, dataset, seed)
-    batch_size: int = 256
-    hidden: int = 64  # width of both hidden layers of every network (the paper: 256)
-    k: int = 10  # peers per state
-    peer_method: str = "auto"
-    delta: float = 1.0  # δ of PIC/EPIC's peer constraint
-    num_critics: int = 5  # EPIC's ensemble size (the paper: 5–20; 10 on MuJoCo)
-    eval_every: int = 500
-    eval_episodes: int = 5
-    checkpoint_every: int = 1000
-    threads: int = 1  # torch CPU threads (1 was fastest on 2 cores for 256-wide MLPs)
-    device: str = "cpu"
-    # more algorithm-config fields, applied to every algorithm whose config has them; from the CLI as
-    # JSON: --set 'extra={"score_dtype": "float32", "rerank_top": 0}'
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.generation not in GENERATION_PRESETS:
-            raise ValueError(
-                f"generation must be one of {sorted(GENERATION_PRESETS)}, got {self.generation!r}"
-            )
-        bad = [d for d in self.datasets if d not in DATASET_NAMES]
-        if bad or not self.datasets:
-            raise ValueError(f"datasets: unknown {bad}; choose from {DATASET_NAMES}")
-        bad = [a for a in self.algorithms if a not in ALGORITHMS]
-        if bad or not self.algorithms:
-            raise ValueError(f"algorithms: unknown {bad}; choose from {sorted(ALGORITHMS)}")
-        if self.peer_method not in METHODS:
-            raise ValueError(f"peer_method must be one of {METHODS}, got {self.peer_method!r}")
-        for name in ("seeds", "steps", "batch_size", "hidden", "k", "eval_every", "eval_episodes", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.gen_total_steps < 0 or self.gen_dataset_size < 0:
-            raise ValueError("gen_total_steps and gen_dataset_size must be >= 0 (0: the preset's)")
-        known = {f.name for a in self.algorithms for f in dataclasses.fields(ALGORITHMS[a].config_cls)}
-        unknown = sorted(set(self.extra) - known)
-        if unknown:
-            raise ValueError(
-                f"extra: {unknown} are not config fields of any of {list(self.algorithms)}; "
-                f"valid: {sorted(known)}"
-            )
+def _shared(cfg: PICSystemConfig, value: Callable[[Any], str]) -> str:
+    """One setting of the algorithms run, as text: their common value, or each distinct one."""
+    return "/".join(dict.fromkeys(value(cfg.algorithm_config(a)) for a in cfg.algorithms))
 
 
-def _generation_config(cfg: PICSystemConfig):
-    over = {"seed": cfg.seed}
-    if cfg.gen_total_steps:
-        over["total_steps"] = cfg.gen_total_steps
-    if cfg.gen_dataset_size:
-        over["dataset_size"] = cfg.gen_dataset_size
-    return preset(cfg.generation, **over)
-
-
-def _algo_overrides(name: str, cfg: PICSystemConfig) -> dict:
-    """The run's shared settings for one algorithm: only the fields its config has; δ only where peers
-    are used (EDAC shares EPIC's config but keeps δ = 0)."""
-    spec = ALGORITHMS[name]
-    fields = {f.name for f in dataclasses.fields(spec.config_cls)}
-    wanted = {"hidden": (cfg.hidden, cfg.hidden), "num_critics": cfg.num_critics}
-    if spec.uses_peers:
-        wanted["delta"] = cfg.delta
-    wanted |= cfg.extra
-    return {k: v for k, v in wanted.items() if k in fields}
-
-
-def _stream_seed(seed: int, stream: int) -> int:
-    """Independent seeds per purpose (0: sampler, 1: evaluation) derived from a run's seed."""
-    return int(np.random.SeedSequence([seed, stream]).generate_state(1)[0])
+def _width(hidden: tuple[int, ...]) -> str:
+    return str(hidden[0]) if len(set(hidden)) == 1 else "x".join(map(str, hidden))
 
 
 def _references(manifest: dict, env_id: str) -> dict[str, tuple[float, float]]:
@@ -124,7 +55,7 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     data_dir = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"
-    gen = _generation_config(cfg)
+    gen = cfg.generation_config()
     with ctx.progress("behaviour TD3 (env steps)", total=gen.total_steps) as advance:
         last = [0]
 
@@ -153,25 +84,26 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         results.setdefault((ds_name, algo_name), []).append(json.loads(done_path.read_text()))
                         advance(cfg.steps)
                         continue
+                    algo_cfg = cfg.algorithm_config(algo_name)
                     algo = make_algorithm(
-                        algo_name, ds.obs_dim, ds.act_dim, _algo_overrides(algo_name, cfg), seed=s,
+                        algo_name, ds.obs_dim, ds.act_dim, algo_cfg, seed=s,
                         device=device, state_mean=mean, state_std=std,
                     )  # fmt: skip
                     dones = ds.terminals.astype(np.float32)  # time-limit cuts still bootstrap
                     # IQL's β assumes rewards scaled by 1000 / (return range) (Kostrikov et al. 2021)
                     scale = (
                         return_range_reward_scale(ds.rewards, ds.episode_ends())
-                        if algo_name == "iql"
+                        if getattr(algo_cfg, "return_range_scaling", False)
                         else 1.0
                     )
                     sampler = BatchSampler(
                         ds.observations, ds.actions, ds.rewards, ds.next_observations, dones,
                         peers=peers if ALGORITHMS[algo_name].uses_peers else None,
-                        batch_size=cfg.batch_size, seed=_stream_seed(s, 0), device=device, reward_scale=scale,
+                        batch_size=algo_cfg.batch_size, seed=derive_seed(s, 0, bits=32), device=device,
+                        reward_scale=scale,
                     )  # fmt: skip
-                    eval_seed = (
-                        _stream_seed(s, 1) % 2**31
-                    )  # evaluation episodes seed+i never shared across seeds
+                    # evaluation episodes seed+i, never shared across seeds
+                    eval_seed = derive_seed(s, 1, bits=32) % 2**31
 
                     def eval_fn(a, eval_seed=eval_seed) -> float:
                         return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=eval_seed)))
@@ -242,9 +174,9 @@ def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str]
         for a in cfg.algorithms
     ]
     base = next((r[1] for r in speed_rows if r[0] == "td3_bc"), None)
+    batch, width = _shared(cfg, lambda c: str(c.batch_size)), _shared(cfg, lambda c: _width(c.hidden))
     speed = Table(
-        f"Gradient steps/s on this machine ({cfg.threads} thread(s), batch {cfg.batch_size}, "
-        f"width {cfg.hidden})",
+        f"Gradient steps/s on this machine ({cfg.threads} thread(s), batch {batch}, width {width})",
         ["algorithm", "steps/s", "× TD3+BC"],
         [[a, v, v / base if base else float("nan")] for a, v in speed_rows],
     )
@@ -285,3 +217,48 @@ def _curves(results: dict[tuple[str, str], list[dict]], cfg: PICSystemConfig, ct
     axes[0][0].legend()
     fig.suptitle("Offline RL on locally generated D4RL-style data (mean, min–max over seeds)")
     return save_figure(fig, ctx.out_dir, "learning_curves")
+
+
+PRESETS = preset_table(
+    PICSystemConfig(),  # the README figures
+    smoke=dict(
+        generation="smoke",
+        datasets=("medium",),
+        algorithms=("bc", "td3_bc", "iql", "pic", "epic", "edac"),
+        seeds=1,
+        steps=40,
+        k=5,
+        eval_every=20,
+        eval_episodes=1,
+        checkpoint_every=20,
+        **every_algorithm(hidden=(32, 32), batch_size=32, num_critics=3),
+    ),
+    # the tour: the same comparison (PIC vs TD3+BC and BC) on one Pendulum dataset, 1 seed, shorter
+    demo=dict(
+        datasets=("medium",),
+        algorithms=("bc", "td3_bc", "pic"),
+        seeds=1,
+        steps=1000,
+        eval_every=250,
+        eval_episodes=3,
+        checkpoint_every=500,
+    ),
+    # The paper's locomotion setting: D4RL-scale data generated here (hours of CPU per task; run the
+    # generation in the background first), 1M gradient steps, GPU if present.
+    paper=dict(
+        env_id="Hopper-v5",
+        generation="mujoco",
+        datasets=("medium", "medium-replay"),
+        algorithms=("bc", "td3_bc", "iql", "pic", "epic"),
+        seeds=3,
+        steps=1_000_000,
+        gen_dataset_size=0,
+        k=10,
+        eval_every=5000,
+        eval_episodes=10,
+        checkpoint_every=10_000,
+        device="auto",
+        **every_algorithm(hidden=(256, 256), num_critics=10),
+    ),
+)
+SYSTEM = implemented_system("pic", presets=PRESETS, run=run)

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import torch
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.repro_reward.scores import RankCorr, trajectory_scores
 from iclr26.repro_reward.segments import first_token_entropy, segment_completion, select_top_k
 from iclr26.repro_reward.surrogate import answer_ids, surrogate_objective
@@ -37,38 +39,46 @@ class ReProConfig:
     """RePro settings. Defaults: the paper's where it states them (α, blank-line segments, k in
     10-30, a small stability weight); our choice otherwise (README, "Choices")."""
 
-    alpha: float = 0.1  # weight of the process return in the per-token advantage
-    w: float = 0.2  # stability weight in S = (1 − w)·S_magn + w·S_stab (paper: smaller is better)
-    top_k: int = 20  # segments scored per response, by first-token entropy (paper: 10-30)
-    sep: str = "\n\n"  # segment separator (paper: blank lines; arithmetic testbed: "\n")
-    stop: str | None = None  # reasoning ends at the first segment starting with this (testbed: "A:")
-    answer_prefix: str = ""  # unscored text between the reasoning prefix and the answer (testbed: "A:")
-    answer_template: str = "{answer}"  # the scored ground-truth answer text; {answer} = Problem.answer
-    rank_corr: RankCorr = "kendall"  # rank correlation of the stability score
-    ema_beta: float | None = None  # EMA smoothing of J before the stability score (None: off)
-    norm: Norm = "group"  # process rewards normalised over the group, the batch, or not at all
+    alpha: float = 0.1
+    """α: weight of the process return in the per-token advantage (paper: 0.1)"""
+    w: float = 0.2
+    """stability weight in S = (1 − w)·S_magn + w·S_stab (paper: smaller is better)"""
+    top_k: int = 20
+    """segments scored per response, by first-token entropy (paper: 10-30)"""
+    sep: str = "\n\n"
+    """segment separator (paper: blank lines; arithmetic testbed: a newline)"""
+    stop: str | None = None
+    """reasoning ends at the first segment starting with this (testbed: "A:"; None: no stop)"""
+    answer_prefix: str = ""
+    """unscored text between the reasoning prefix and the answer (testbed: "A:")"""
+    answer_template: str = "{answer}"
+    """the scored ground-truth answer text; {answer} is Problem.answer"""
+    rank_corr: RankCorr = "kendall"
+    """rank correlation of the stability score: kendall or spearman"""
+    ema_beta: float | None = None
+    """EMA smoothing of J before the stability score, β in [0, 1) (None: off)"""
+    norm: Norm = "group"
+    """process rewards normalised over the group, the batch, or not at all (none)"""
     norm_eps: float = 1e-4
-    batch_size: int = 64  # (prefix, answer) rows per scoring call
+    """ε added to the std when normalising process rewards"""
+    batch_size: int = 64
+    """(prefix, answer) rows per scoring call of the policy"""
 
     def __post_init__(self) -> None:
-        if self.alpha < 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}")
-        if not 0 <= self.w <= 1:
-            raise ValueError(f"w must be in [0, 1], got {self.w}")
-        if self.top_k < 1:
-            raise ValueError(f"top_k must be >= 1, got {self.top_k}")
-        if not self.sep:
-            raise ValueError("sep must be non-empty")
-        if self.rank_corr not in ("kendall", "spearman"):
-            raise ValueError(f"rank_corr must be 'kendall' or 'spearman', got {self.rank_corr!r}")
-        if self.ema_beta is not None and not 0 <= self.ema_beta < 1:
-            raise ValueError(f"ema_beta must be None or in [0, 1), got {self.ema_beta}")
-        if self.norm not in ("group", "batch", "none"):
-            raise ValueError(f"norm must be 'group', 'batch' or 'none', got {self.norm!r}")
+        if not isinstance(self.alpha, int | float) or not self.alpha >= 0:
+            raise ConfigError(f"alpha must be >= 0, got {self.alpha!r}")
+        if not isinstance(self.w, int | float) or not 0 <= self.w <= 1:
+            raise ConfigError(f"w must be in [0, 1], got {self.w!r}")
+        check_int("top_k", self.top_k, 1)
+        if not isinstance(self.sep, str) or not self.sep:
+            raise ConfigError(f"sep must be a non-empty string, got {self.sep!r}")
+        check_in("rank_corr", self.rank_corr, get_args(RankCorr))
+        check_interval("ema_beta", self.ema_beta, 0, 1, closed=(True, False), optional=True)
+        check_in("norm", self.norm, get_args(Norm))
+        check_interval("norm_eps", self.norm_eps, 0, None)
         if "{answer}" not in self.answer_template:
-            raise ValueError(f"answer_template must contain '{{answer}}', got {self.answer_template!r}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ConfigError(f"answer_template must contain '{{answer}}', got {self.answer_template!r}")
+        check_int("batch_size", self.batch_size, 1)
 
     @classmethod
     def arithmetic(cls, **overrides: Any) -> ReProConfig:
@@ -89,20 +99,19 @@ def normalize_process_rewards(
     """r̃ = (r − mean)/(std + ε) over the pooled rewards of each group of `group_size` consecutive
     responses (`group`), of all responses (`batch`), or r unchanged (`none`); std with no
     correction, and r̃ = 0 for a pool whose rewards are all equal."""
+    check_in("mode", mode, get_args(Norm))
     rewards = [torch.as_tensor(r, dtype=torch.float64).flatten() for r in rewards]
     if mode == "none":
         return rewards
     if mode == "batch":
         pools = [range(len(rewards))]
-    elif mode == "group":
+    else:  # group
         if group_size is None or group_size < 1 or len(rewards) % group_size:
             raise ValueError(
                 f"norm='group' needs group_size dividing the {len(rewards)} responses, got {group_size}; "
                 "pass the trainer's GRPOConfig.group_size, or use norm='batch'"
             )
         pools = [range(g, g + group_size) for g in range(0, len(rewards), group_size)]
-    else:
-        raise ValueError(f"mode must be 'group', 'batch' or 'none', got {mode!r}")
     out = list(rewards)
     for pool in pools:
         pooled = torch.cat([rewards[i] for i in pool])

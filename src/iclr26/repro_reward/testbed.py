@@ -21,6 +21,7 @@ import dataclasses
 
 import numpy as np
 
+from iclr26.core.validation import check_int, check_interval
 from iclr26.rlvr.tasks import Problem
 
 RECHECK = "c:"
@@ -28,8 +29,8 @@ RECHECK = "c:"
 
 def with_rechecks(problem: Problem, rng: np.random.Generator, p: float, max_rechecks: int) -> Problem:
     """`problem` whose worked solution ends with 1..max_rechecks re-check lines, with probability p."""
-    if not 0 <= p <= 1 or max_rechecks < 1:
-        raise ValueError(f"need 0 <= p <= 1 and max_rechecks >= 1, got p={p}, max_rechecks={max_rechecks}")
+    check_interval("p", p, 0, 1)
+    check_int("max_rechecks", max_rechecks, 1)
     if rng.random() >= p:
         return problem
     k = int(rng.integers(1, max_rechecks + 1))

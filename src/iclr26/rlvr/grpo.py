@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import torch
@@ -32,7 +32,9 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from iclr26.core.config import ConfigError
 from iclr26.core.distributed import DistInfo, all_gather_objects, shard
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import Problem, verify
 
@@ -44,24 +46,42 @@ class GRPOConfig:
     """GRPO settings (defaults: the Scaf-GRPO release: 8 rollouts, temperature 1, no KL)."""
 
     group_size: int = 8
+    """G: rollouts sampled per question (the group its advantage is relative to)"""
     questions_per_step: int = 8
+    """questions per update (each gets G rollouts)"""
     lr: float = 3e-4
+    """AdamW learning rate of the policy"""
     temperature: float = 1.0
+    """sampling temperature of rollouts and of evaluation samples (0: greedy)"""
     max_new_tokens: int = 96
+    """the longest completion sampled; also dr_grpo's length normaliser"""
     clip_eps_low: float = 0.2
+    """ε_low: the ratio is clipped below at 1 − ε_low"""
     clip_eps_high: float = 0.2
+    """ε_high: the ratio is clipped above at 1 + ε_high (DAPO's clip-higher when > ε_low)"""
     loss_type: LossType = "grpo"
+    """token aggregation: per-sequence mean (grpo), token mean (dapo), sum / (N·max_new_tokens) (dr_grpo)"""
     scale_rewards: bool = True
-    beta: float = 0.0  # KL weight to the reference policy
+    """divide the group-centred reward by the group's std (False: Dr. GRPO's unscaled advantage)"""
+    beta: float = 0.0
+    """β: weight of the k3 KL estimate to the reference policy (0: no KL term)"""
     grad_clip: float = 1.0
+    """gradient-norm clip of each update"""
 
     def __post_init__(self) -> None:
-        if self.group_size < 2:
-            raise ValueError(f"group_size must be >= 2 for a group-relative advantage, got {self.group_size}")
-        if self.loss_type not in ("grpo", "dr_grpo", "dapo"):
-            raise ValueError(f"loss_type must be grpo, dr_grpo or dapo, got {self.loss_type!r}")
-        if self.questions_per_step < 1 or self.max_new_tokens < 1:
-            raise ValueError("questions_per_step and max_new_tokens must be >= 1")
+        if not isinstance(self.group_size, int) or self.group_size < 2:
+            raise ConfigError(
+                f"group_size must be >= 2 for a group-relative advantage, got {self.group_size!r}"
+            )
+        check_int("questions_per_step", self.questions_per_step, 1)
+        check_int("max_new_tokens", self.max_new_tokens, 1)
+        check_in("loss_type", self.loss_type, get_args(LossType))
+        check_interval("lr", self.lr, 0, None, closed=(False, True))
+        check_interval("temperature", self.temperature, 0, None)
+        check_interval("clip_eps_low", self.clip_eps_low, 0, 1, closed=(True, False))
+        check_interval("clip_eps_high", self.clip_eps_high, 0, None)
+        check_interval("beta", self.beta, 0, None)
+        check_interval("grad_clip", self.grad_clip, 0, None, closed=(False, True))
 
 
 @dataclass
@@ -120,6 +140,9 @@ def grpo_loss(
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k from n samples with c correct (Chen et al., 2021)."""
+    check_int("n", n, 1)
+    check_int("c", c, 0, n)
+    check_int("k", k, 1, n)
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from iclr26.core.validation import check_interval
 from iclr26.rlvr.model import completion_scores, left_pad, pack
 from iclr26.rlvr.policy import Scores
 
@@ -164,8 +165,7 @@ class HFPolicy:
         """
         if not prompts or any(len(p) == 0 for p in prompts):
             raise ValueError("sample needs non-empty prompts")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        check_interval("temperature", temperature, 0, None)
         was_training = self.module.training
         self.module.eval()
         device, n = self.device, len(prompts)

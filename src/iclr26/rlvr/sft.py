@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from iclr26.core.schedule import warmup_cosine
+from iclr26.core.validation import check_int, check_interval
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import GENERATORS, MAX_LEVELS, Problem
 
@@ -21,18 +22,22 @@ Transform = Callable[[Problem, np.random.Generator], Problem]
 
 @dataclass(frozen=True)
 class SFTConfig:
-    """Pretraining settings."""
+    """Pretraining settings (the seed of its batches is `pretrain`'s `seed`)."""
 
     steps: int = 1500
+    """supervised steps of the warm start (linear warm-up over 5%, then cosine decay to 10%)"""
     batch_size: int = 64
+    """worked solutions per step"""
     lr: float = 2e-3
-    mix: tuple[str, ...] = ("addition:1-3",)  # "task:lo-hi" entries, sampled uniformly
-    seed: int = 0
+    """peak AdamW learning rate"""
+    mix: tuple[str, ...] = ("addition:1-3",)
+    """the problems seen: "task:lo-hi" (or "task:level") entries, a (task, level) pair drawn uniformly"""
 
     def __post_init__(self) -> None:
         parse_mix(self.mix)
-        if self.steps < 1 or self.batch_size < 1:
-            raise ValueError(f"steps and batch_size must be >= 1, got {self.steps}, {self.batch_size}")
+        check_int("steps", self.steps, 1)
+        check_int("batch_size", self.batch_size, 1)
+        check_interval("lr", self.lr, 0, None, closed=(False, True))
 
 
 def parse_mix(mix: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -65,12 +70,14 @@ def pretrain(
     policy: Policy,
     cfg: SFTConfig,
     *,
+    seed: int = 0,
     hint_sampler: HintSampler | None = None,
     transform: Transform | None = None,
     checkpoint: Path | None = None,
     on_step: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
-    """Train on random easy problems; returns the final loss and wall time. Resumable."""
+    """Train on random easy problems drawn from `seed`; returns the final loss and wall time.
+    Resumable from `checkpoint`."""
     model = policy.module
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     warm = max(1, cfg.steps // 20)
@@ -79,7 +86,7 @@ def pretrain(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: warmup_cosine(step, warm, cfg.steps, floor=0.1)
     )
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(seed)
     pairs = parse_mix(cfg.mix)
     start, elapsed, loss_v = 0, 0.0, float("nan")
     if checkpoint is not None and checkpoint.exists():

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr26.core.validation import check_in, check_int
+
 TASK_NAMES = ("addition", "multiplication", "countdown")  # append only: the index seeds make_problems
 MAX_LEVEL = 12
 MAX_LEVELS = {"addition": MAX_LEVEL, "multiplication": MAX_LEVEL, "countdown": 5}  # per-task level cap
@@ -169,8 +171,8 @@ def check_levels(task: str, name: str, levels: tuple[int, ...]) -> None:
 
 def make_problems(task: str, level: int, count: int, seed: int) -> list[Problem]:
     """`count` problems of `task` at `level`, reproducible from `seed`."""
-    if task not in GENERATORS:
-        raise ValueError(f"task must be one of {TASK_NAMES}, got {task!r}")
+    check_in("task", task, TASK_NAMES)
+    check_int("count", count, 0)
     rng = np.random.default_rng([seed, level, TASK_NAMES.index(task)])
     return [GENERATORS[task](level, rng) for _ in range(count)]
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in
 from iclr26.rlvr.tasks import Problem
 
 TIERS = ("knowledge", "planning", "solution")
@@ -63,10 +65,8 @@ def _share(items: list[str], level: int) -> list[str]:
 
 def hint_text(problem: Problem, tier: str, level: int) -> str:
     """The hint of `tier` at `level` (1..4) for `problem`; cumulative within a tier."""
-    if tier not in TIERS:
-        raise ValueError(f"tier must be one of {TIERS}, got {tier!r}")
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    check_in("tier", tier, TIERS)
+    check_in("level", level, LEVELS)
     if tier == "knowledge":
         return "; ".join(_RULES[problem.task][:level])
     if tier == "planning":
@@ -81,11 +81,17 @@ def hint_text(problem: Problem, tier: str, level: int) -> str:
     return ";".join(_share(list(problem.steps), level))
 
 
+def check_tiers(tiers: tuple[str, ...]) -> tuple[str, ...]:
+    """`tiers` when it is a non-empty collection of tier names; else an error naming the unknown ones."""
+    bad = [t for t in tiers if t not in TIERS]
+    if bad or not tiers:
+        raise ConfigError(f"tiers: unknown {bad}; choose a non-empty subset of {TIERS}, got {tiers!r}")
+    return tiers
+
+
 def hint_ladder(problem: Problem, tiers: tuple[str, ...] = TIERS) -> list[Hint]:
     """All hints of `tiers`, ordered from least to most information."""
-    bad = [t for t in tiers if t not in TIERS]
-    if bad:
-        raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
+    check_tiers(tiers)
     return [Hint(t, lv, hint_text(problem, t, lv)) for t in TIERS if t in tiers for lv in LEVELS]
 
 

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr26.core.validation import check_int
 from iclr26.rlvr.grpo import Rollout
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.tasks import verify
-from iclr26.scaf_grpo.hints import TIERS, hint_ladder
+from iclr26.scaf_grpo.hints import TIERS, check_tiers, hint_ladder
 
 Sampler = Callable[[list[list[int]], torch.Generator], list[list[int]]]
 
@@ -33,15 +34,15 @@ class ScafConfig:
     """Scaf-GRPO's guidance settings (defaults: the released 50-step warm-up, all three tiers)."""
 
     warmup_steps: int = 50
+    """guidance exemption: updates before any hinted replacement (the release: 50)"""
     tiers: tuple[str, ...] = TIERS
+    """hint tiers on the ladder, in order (the release comments planning out)"""
     graft: bool = False
+    """score a replacement under the plain prompt (grafted) instead of its hinted prompt"""
 
     def __post_init__(self) -> None:
-        bad = [t for t in self.tiers if t not in TIERS]
-        if bad or not self.tiers:
-            raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
-        if self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        check_tiers(self.tiers)
+        check_int("warmup_steps", self.warmup_steps, 0)
 
 
 class Scaffold:

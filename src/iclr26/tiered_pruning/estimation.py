@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from iclr26.core.validation import check_in
 from iclr26.tiered_pruning.discrete import DiscreteDistribution, EmpiricalDistribution
 from iclr26.tiered_pruning.estimand import (
     Expr,
@@ -206,16 +207,13 @@ def average_causal_effect(
     "linear": the slope of a unit change (treatment_values must be None); "auto": "discrete" when
     every column the estimand uses is integer or boolean, else "linear".
     """
+    check_in("average_causal_effect: method", method, ("auto", "discrete", "linear"))
     result = _check_identified(result, "average_causal_effect")
     q = result.query
     if len(q.treatments) != 1 or len(q.outcomes) != 1 or q.conditions:
         raise ValueError(
             f"average_causal_effect: needs one treatment, one outcome and no conditions, got {q}; "
             "use estimate_discrete for joint or conditional effects"
-        )
-    if method not in ("auto", "discrete", "linear"):
-        raise ValueError(
-            f"average_causal_effect: method must be 'auto', 'discrete' or 'linear', got {method!r}"
         )
     (x,), (y,) = q.treatments, q.outcomes
     if method == "auto":

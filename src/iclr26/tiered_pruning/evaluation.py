@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr26.core.validation import check_in, check_int
 from iclr26.tiered_pruning.graphs import PAG, Mark, Node, Tiers
 from iclr26.tiered_pruning.identification import Query
 
@@ -22,8 +23,8 @@ def random_query(tiers: Tiers, rng: np.random.Generator, kind: str, size: int = 
     only the tiers after the condition). random: `size` treatments and `size` outcomes drawn from
     all variables (what a query that spans the whole process costs), no conditions.
     """
-    if kind not in QUERY_KINDS:
-        raise ValueError(f"query kind must be one of {QUERY_KINDS}, got {kind!r}")
+    check_in("random_query: query kind", kind, QUERY_KINDS)
+    check_int("random_query: size", size, 1)
     groups = [list(t) for t in tiers]
     if kind == "random":
         pool = list(tiers.variables)

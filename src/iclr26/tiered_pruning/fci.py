@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from iclr26.tiered_pruning.citests import CITest, FisherZTest, GSquareTest
-from iclr26.tiered_pruning.graphs import PAG, Mark, Node, Tiers
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int
+from iclr26.tiered_pruning.citests import CITest, FisherZTest, GSquareTest, check_ci_test
+from iclr26.tiered_pruning.graphs import PAG, Mark, Node, Tiers, check_tiers
 from iclr26.tiered_pruning.orientation import orient, orient_unshielded_colliders
 
 
@@ -36,19 +38,23 @@ from iclr26.tiered_pruning.orientation import orient, orient_unshielded_collider
 class FCIConfig:
     """Settings of (tiered) FCI; defaults are the complete algorithm."""
 
-    max_cond_size: int | None = None  # largest |S| in the adjacency search (None: no limit)
-    possible_dsep: bool = True  # run the Possible-D-SEP stage (needed for completeness with latents)
-    max_pds_cond_size: int | None = None  # largest |S| in the Possible-D-SEP stage (None: no limit)
-    tiered_skeleton: bool = True  # draw conditioning sets only from tiers <= max(tier(x), tier(y))
-    # Chen & Barker's assumption (latent confounders only within a tier): edges between tiers are
-    # a -> b, tail at the earlier end (`orientation.orient_by_tiers`)
+    max_cond_size: int | None = None
+    """largest conditioning set |S| in the adjacency search (None: no limit)"""
+    possible_dsep: bool = True
+    """run the Possible-D-SEP stage (needed for completeness with latents)"""
+    max_pds_cond_size: int | None = None
+    """largest conditioning set |S| in the Possible-D-SEP stage (None: no limit, complete FCI)"""
+    tiered_skeleton: bool = True
+    """draw conditioning sets only from tiers <= max(tier(x), tier(y)) (the tiered skeleton rule)"""
     cross_tier_tails: bool = False
+    """Chen & Barker's assumption (latent confounders only within a tier): edges between tiers are
+    a -> b, tail at the earlier end (`orientation.orient_by_tiers`)"""
 
     def __post_init__(self) -> None:
         for name in ("max_cond_size", "max_pds_cond_size"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or v < 0):
-                raise ValueError(f"FCIConfig.{name} must be None or an int >= 0, got {v!r}")
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise ConfigError(f"FCIConfig.{name} must be None or an int >= 0, got {v!r}")
 
 
 @dataclass
@@ -116,8 +122,14 @@ def tiered_fci(
         the edges from those tiers into later ones are then known to be a -> b.
     """
     cfg = config or FCIConfig()
-    if not isinstance(test, CITest):
-        raise TypeError(f"tiered_fci: test must be a CITest, got {type(test).__name__}")
+    check_ci_test("tiered_fci", test)
+    check_tiers("tiered_fci", tiers, optional=True)
+    check_int("tiered_fci: min_tier", min_tier, 0)
+    if min_tier and (tiers is None or not cfg.cross_tier_tails):
+        raise ConfigError(
+            "tiered_fci: min_tier > 0 needs tiers and FCIConfig(cross_tier_tails=True) (the assumption "
+            "that latent confounders stay within a tier, under which the skipped tiers are exogenous)"
+        )
     V = list(test.variables if variables is None else variables)
     known = set(test.variables)
     unknown = [v for v in V if v not in known]
@@ -126,17 +138,8 @@ def tiered_fci(
     if len(set(V)) < len(V):
         raise ValueError("tiered_fci: variables repeat")
     if tiers is not None:
-        if not isinstance(tiers, Tiers):
-            raise TypeError(f"tiered_fci: tiers must be a Tiers or None, got {type(tiers).__name__}")
         tiers.check_covers(V)
     use_tiers = tiers is not None and cfg.tiered_skeleton
-    if not isinstance(min_tier, int) or min_tier < 0:
-        raise ValueError(f"tiered_fci: min_tier must be an int >= 0, got {min_tier!r}")
-    if min_tier and (tiers is None or not cfg.cross_tier_tails):
-        raise ValueError(
-            "tiered_fci: min_tier > 0 needs tiers and FCIConfig(cross_tier_tails=True) (the assumption "
-            "that latent confounders stay within a tier, under which the skipped tiers are exogenous)"
-        )
 
     def skipped(a: Node, b: Node) -> bool:
         return bool(min_tier) and max(tiers.tier(a), tiers.tier(b)) < min_tier  # type: ignore[union-attr]
@@ -258,8 +261,7 @@ class TieredFCI:
     def fit(self, data: Any, tiers: Tiers | None = None) -> TieredFCI:
         """Learn the (tier-refined) PAG of `data` (a DataFrame or a 2-D array)."""
         tests = {"fisherz": FisherZTest, "gsq": GSquareTest}
-        if self.ci_test not in tests:
-            raise ValueError(f"TieredFCI: ci_test must be one of {sorted(tests)}, got {self.ci_test!r}")
+        check_in("TieredFCI: ci_test", self.ci_test, tests)
         config = FCIConfig(
             self.max_cond_size, self.possible_dsep, self.max_pds_cond_size, self.tiered_skeleton
         )

@@ -16,14 +16,16 @@ bOfiLeoUJf) are stated for exactly these (conditional) effects.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import networkx as nx
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import node_set
 from iclr26.tiered_pruning.discrete import DiscreteDistribution, Factor
 from iclr26.tiered_pruning.estimand import Expr, Prob, evaluate, fraction, product, summation
-from iclr26.tiered_pruning.graphs import ADMG, DAG, Node
+from iclr26.tiered_pruning.graphs import ADMG, DAG, Node, as_admg
 
 
 @dataclass(frozen=True)
@@ -214,49 +216,53 @@ def _run_id(y: frozenset[Node], x: frozenset[Node], g: ADMG, order: Sequence[Nod
 # ---------------------------------------------------------------------------------------------
 
 
-def _as_admg(graph: ADMG | DAG | nx.DiGraph, latents: Iterable[Node]) -> ADMG:
-    latents = list(latents)
-    if isinstance(graph, nx.DiGraph):
-        graph = DAG.from_networkx(graph)  # raises CyclicGraphError naming a cycle
-    if isinstance(graph, DAG):
-        return graph.latent_projection(latents)
-    if isinstance(graph, ADMG):
-        if latents:
-            raise ValueError(
-                "identify: latents= applies to a DAG; an ADMG already encodes latents as <-> edges"
-            )
-        return graph
-    raise TypeError(
-        f"identify: graph must be an ADMG, a DAG (with latents=...) or a networkx DiGraph, "
-        f"got {type(graph).__name__}"
-    )
-
-
 def _show(vs: Iterable[Node]) -> str:
     return "[" + ", ".join(sorted(map(repr, vs))) + "]"
 
 
-def _node_set(
-    g: ADMG, vs: Node | Iterable[Node] | None, field: str, latents: Iterable[Node]
+def query_node_set(
+    name: str,
+    value: Node | Iterable[Node] | None,
+    nodes: Collection[Node],
+    who: str,
+    what: str = "nodes of the graph",
+    latents: Iterable[Node] = (),
 ) -> frozenset[Node]:
-    if vs is None:
-        return frozenset()
-    single = isinstance(vs, str) or not isinstance(vs, Iterable)
-    if not single:
-        try:
-            single = vs in g  # a node that is itself a tuple
-        except TypeError:  # unhashable: a list or set of nodes
-            single = False
-    out = frozenset([vs] if single else vs)  # type: ignore[list-item]
-    unknown = [v for v in out if v not in g]
-    if unknown:
-        lat = set(latents)
-        hidden = [v for v in unknown if v in lat]
-        if hidden:
-            raise ValueError(f"identify: {field} {_show(hidden)} are latent; a query names observed nodes")
-        shown = ", ".join(map(repr, list(g.nodes)[:12])) + (", ..." if len(g) > 12 else "")
-        raise ValueError(f"identify: {field} {_show(unknown)} are not nodes of the graph (it has {shown})")
-    return out
+    """One of a query's node sets, by `core.validation.node_set`'s rule (a value that is one of
+    `nodes` is that node); an error names `who`, the set, every unknown member, and which of them
+    are `latents` (a query names observed nodes)."""
+    try:
+        return node_set(name, value, nodes)
+    except ConfigError:
+        out = node_set(name, value)  # `value` is none of `nodes`: the same members, unchecked
+    unknown = [v for v in out if v not in nodes]
+    lat = set(latents)
+    hidden = [v for v in unknown if v in lat]
+    if hidden:
+        raise ConfigError(f"{who}: {name} {_show(hidden)} are latent; a query names observed nodes")
+    known = list(nodes)
+    shown = ", ".join(map(repr, known[:12])) + (", ..." if len(known) > 12 else "")
+    raise ConfigError(f"{who}: {name} {_show(unknown)} are not {what} (it has {shown})")
+
+
+def query_over(
+    nodes: Collection[Node],
+    treatments: Node | Iterable[Node] | None,
+    outcomes: Node | Iterable[Node],
+    conditions: Node | Iterable[Node] | None = None,
+    latents: Iterable[Node] = (),
+    who: str = "identify",
+    what: str = "nodes of the graph",
+) -> Query:
+    """A validated Query over `nodes`: known (observed) nodes, non-empty outcomes, pairwise disjoint
+    sets; errors name `who` and say what the nodes are (`what`)."""
+    y, x, z = (
+        query_node_set(name, value, nodes, who, what, latents)
+        for name, value in (("outcomes", outcomes), ("treatments", treatments), ("conditions", conditions))
+    )
+    q = Query(y, x, z)
+    check_query_sets(q, who)
+    return q
 
 
 def make_query(
@@ -265,24 +271,20 @@ def make_query(
     outcomes: Node | Iterable[Node],
     conditions: Node | Iterable[Node] | None = None,
     latents: Iterable[Node] = (),
+    who: str = "identify",
 ) -> Query:
-    """A validated Query: known observed nodes, non-empty outcomes, pairwise disjoint sets."""
-    y = _node_set(graph, outcomes, "outcomes", latents)
-    x = _node_set(graph, treatments, "treatments", latents)
-    z = _node_set(graph, conditions, "conditions", latents)
-    q = Query(y, x, z)
-    check_query_sets(q, "identify")
-    return q
+    """A validated Query on `graph`: known observed nodes, non-empty outcomes, pairwise disjoint sets."""
+    return query_over(dict.fromkeys(graph.nodes), treatments, outcomes, conditions, latents, who)
 
 
 def check_query_sets(q: Query, who: str) -> None:
     """Raise (prefixed with `who`) unless the outcomes are non-empty and X, Y, Z pairwise disjoint."""
     if not q.outcomes:
-        raise ValueError(f"{who}: outcomes is empty; name at least one outcome variable")
+        raise ConfigError(f"{who}: outcomes is empty; name at least one outcome variable")
     for na, nb in (("treatments", "outcomes"), ("treatments", "conditions"), ("outcomes", "conditions")):
         both = getattr(q, na) & getattr(q, nb)
         if both:
-            raise ValueError(f"{who}: {na} and {nb} overlap in {_show(both)}; they must be disjoint")
+            raise ConfigError(f"{who}: {na} and {nb} overlap in {_show(both)}; they must be disjoint")
 
 
 def id_algorithm(graph: ADMG, outcomes: Iterable[Node], treatments: Iterable[Node]) -> Expr:
@@ -323,7 +325,7 @@ def identify(
     -------
     Identified (`.estimand`, `.evaluate(distribution)`) or NotIdentifiable (`.hedge`).
     """
-    g = _as_admg(graph, latents)
+    g = as_admg(graph, latents)
     q = make_query(g, treatments, outcomes, conditions, latents)
     order = g.topological_order()
     try:

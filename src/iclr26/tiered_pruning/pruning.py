@@ -27,16 +27,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from iclr26.core.validation import check_in
 from iclr26.tiered_pruning.estimand import ONE, Prob, fraction, product, summation
-from iclr26.tiered_pruning.graphs import ADMG, DAG, Node, Tiers
-from iclr26.tiered_pruning.identification import (
-    Identified,
-    NotIdentifiable,
-    Query,
-    _as_admg,
-    identify,
-    make_query,
-)
+from iclr26.tiered_pruning.graphs import ADMG, DAG, Node, Tiers, as_admg, check_tiers
+from iclr26.tiered_pruning.identification import Identified, NotIdentifiable, Query, identify, make_query
 
 
 @dataclass(frozen=True)
@@ -67,8 +61,7 @@ def _check_query_in_tiers(tiers: Tiers, q: Query) -> None:
 def plan_pruning(tiers: Tiers, query: Query, cut_allowed: Callable[[int], bool] | None = None) -> PruningPlan:
     """Algorithm 1, lines 1–6: the tier interval for `query`. The lower cut sits at the largest
     k ≤ Γ⁻(X) with `cut_allowed(k)` (default: any k, the paper's assumption; k = 0 is no cut)."""
-    if not isinstance(tiers, Tiers):
-        raise TypeError(f"plan_pruning: tiers must be a Tiers, got {type(tiers).__name__}")
+    check_tiers("plan_pruning", tiers)
     _check_query_in_tiers(tiers, query)
     x, y, z = query.treatments, query.outcomes, query.conditions
     first_x = min((tiers.tier(v) for v in x), default=0)  # Γ⁻(X); no treatments: no lower cut
@@ -135,8 +128,10 @@ def prune(
     boundary a bidirected edge crosses); True applies the paper's rule as stated (unsound if a
     confounder crosses tiers); False keeps only the upper cut (Prop. 3.6-style, always sound).
     """
-    g = _as_admg(graph, latents)
-    q = make_query(g, treatments, outcomes, conditions, latents)
+    check_tiers("prune", tiers)
+    check_in("prune: within_tier_confounding", within_tier_confounding, (None, True, False))
+    g = as_admg(graph, latents, who="prune")
+    q = make_query(g, treatments, outcomes, conditions, latents, who="prune")
     tiers.check_covers(g.nodes)
     tiers.check_graph(g)
     if within_tier_confounding is None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from iclr26.core.validation import check_int, check_interval
 from iclr26.tiered_pruning.graphs import DAG, MAG, Node, Tiers
 
 
@@ -55,13 +56,11 @@ def random_tiered_dag(
     chosen uniformly (within one tier when `latents_within_tiers`, the setting of Chen & Barker's
     experiments), so it confounds them without changing any ancestral relation.
     """
-    if n_observed < 1:
-        raise ValueError(f"random_tiered_dag: n_observed must be >= 1, got {n_observed}")
-    if not 1 <= n_tiers <= n_observed:
-        raise ValueError(f"random_tiered_dag: n_tiers must be in [1, n_observed={n_observed}], got {n_tiers}")
-    if expected_degree < 0:
-        raise ValueError(f"random_tiered_dag: expected_degree must be >= 0, got {expected_degree}")
-    if n_latents < 0 or (n_latents > 0 and n_observed < 2):
+    check_int("random_tiered_dag: n_observed", n_observed, 1)
+    check_int(f"random_tiered_dag: n_tiers (n_observed = {n_observed})", n_tiers, 1, n_observed)
+    check_interval("random_tiered_dag: expected_degree", expected_degree, 0)
+    check_int("random_tiered_dag: n_latents", n_latents, 0)
+    if n_latents > 0 and n_observed < 2:
         raise ValueError(f"random_tiered_dag: n_latents={n_latents} needs n_latents >= 0 and n_observed >= 2")
     rng = _rng(seed)
     obs = [f"X{i}" for i in range(n_observed)]
@@ -122,8 +121,7 @@ class LinearSEM:
 
     def sample(self, n_samples: int, seed: int | np.random.Generator = 0) -> pd.DataFrame:
         """n_samples draws of every node (latents included; select the observed columns)."""
-        if not isinstance(n_samples, int) or n_samples < 1:
-            raise ValueError(f"LinearSEM.sample: n_samples must be an int >= 1, got {n_samples!r}")
+        check_int("LinearSEM.sample: n_samples", n_samples, 1)
         rng = _rng(seed)
         cols: dict[Node, np.ndarray] = {}
         for v in self.dag.topological_order():
@@ -197,10 +195,8 @@ def sample_discrete(
     parent visibly moves its child (random Dirichlet CPTs often make an edge nearly invisible);
     b_vk ~ N(0, 0.5²).
     """
-    if n_states < 2:
-        raise ValueError(f"sample_discrete: n_states must be >= 2, got {n_states}")
-    if strength <= 0:
-        raise ValueError(f"sample_discrete: strength must be > 0, got {strength}")
+    check_int("sample_discrete: n_states", n_states, 2)
+    check_interval("sample_discrete: strength", strength, 0, closed=(False, True))
     rng = _rng(seed)
     index = {v: i for i, v in enumerate(dag.nodes)}
     cols: dict[Node, np.ndarray] = {}

@@ -8,94 +8,33 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.records import pyplot
+from iclr26.core.seeding import derive_seed
+from iclr26.core.system import preset_table
 from iclr26.tiered_pruning.citests import FisherZTest, OracleCITest
+from iclr26.tiered_pruning.config import TieredPruningConfig, parse_setting
 from iclr26.tiered_pruning.discovery import query_specific_fci, restrict_pag
 from iclr26.tiered_pruning.discrete import random_discrete_sem
 from iclr26.tiered_pruning.estimand import evaluate
-from iclr26.tiered_pruning.evaluation import QUERY_KINDS, random_query, score_pag
-from iclr26.tiered_pruning.fci import FCIConfig, tiered_fci
+from iclr26.tiered_pruning.evaluation import random_query, score_pag
+from iclr26.tiered_pruning.fci import tiered_fci
 from iclr26.tiered_pruning.graphs import DAG, Node, Tiers
 from iclr26.tiered_pruning.identification import Query, identify
-from iclr26.tiered_pruning.networks import NETWORKS, bnlearn_network
+from iclr26.tiered_pruning.networks import bnlearn_network
 from iclr26.tiered_pruning.orientation import mag_to_pag
 from iclr26.tiered_pruning.pruning import identify_pruned
 from iclr26.tiered_pruning.simulate import random_tiered_dag, sample_linear_gaussian
 
-
-@dataclass(frozen=True)
-class TieredPruningConfig:
-    """Everything the run uses; defaults are the `demo` preset."""
-
-    seed: int = 0
-    sizes: tuple[int, ...] = (20, 50, 100, 200)  # random graphs, `per_tier` variables per tier
-    per_tier: int = 10  # the paper's experiments: 10 variables per tier
-    # more oracle settings "NxT" (N variables in T tiers): other tier counts at 100 variables, and
-    # a fixed 5 tiers as the graph grows
-    settings: tuple[str, ...] = ("100x5", "100x20", "200x5")
-    degree: float = 2.0  # expected degree of the random DAGs
-    latent_fraction: float = 0.1  # latent confounders per observed variable, each within one tier
-    graphs: int = 2  # random graphs per setting
-    queries: int = 8  # per graph and query kind
-    query_size: int = 2  # |X| = |Y|
-    kinds: tuple[str, ...] = QUERY_KINDS
-    networks: tuple[str, ...] = NETWORKS
-    dense_past_sizes: tuple[int, ...] = (4, 6, 8, 10, 12, 14)  # the Prop. 4.2-style family
-    finite_sizes: tuple[int, ...] = (20, 50)
-    samples: int = 2000
-    alpha: float = 0.01
-    value_check_max_nodes: int = 20  # estimand values compared on a discrete SEM up to this size
-    # largest conditioning set in FCI's Possible-D-SEP stage, for both methods (None: complete FCI;
-    # its cost explodes on some 50-node graphs, so the demo caps it, as pcalg's pdsep.max does)
-    max_pds_cond_size: int | None = 3
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        bad = [k for k in self.kinds if k not in QUERY_KINDS]
-        if bad:
-            raise ValueError(f"kinds: unknown {bad}; choose from {QUERY_KINDS}")
-        bad = [n for n in self.networks if n not in NETWORKS]
-        if bad:
-            raise ValueError(f"networks: unknown {bad}; choose from {NETWORKS}")
-        for spec in self.settings:
-            _parse_setting(spec)
-        for name in ("sizes", "finite_sizes"):
-            small = [n for n in getattr(self, name) if n < 2]
-            if small:
-                raise ValueError(f"{name}: every entry must be >= 2, got {small}")
-        if self.per_tier < 1 or self.queries < 1 or self.graphs < 1 or self.query_size < 1:
-            raise ValueError("per_tier, queries, graphs and query_size must be >= 1")
-        if not 0 < self.alpha < 1 or self.samples < 10:
-            raise ValueError(f"alpha must lie in (0, 1) and samples >= 10, got {self.alpha}, {self.samples}")
-
-    def tiers_for(self, n: int) -> int:
-        """Tiers of a `sizes` / `finite_sizes` graph of n variables: `per_tier` variables each (≥ 2)."""
-        return max(2, n // self.per_tier)
-
-    def fci_config(self) -> FCIConfig:
-        return FCIConfig(max_pds_cond_size=self.max_pds_cond_size, cross_tier_tails=True)
-
-
 # ------------------------------------------------------------------------------------------- cases
-
-
-def _parse_setting(spec: str) -> tuple[int, int]:
-    """'100x5' -> (100 variables, 5 tiers)."""
-    try:
-        n, t = (int(v) for v in spec.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"settings: {spec!r} must look like '100x5' (variables x tiers)") from None
-    if not 1 <= t <= n:
-        raise ValueError(f"settings: {spec!r} needs 1 <= tiers <= variables")
-    return n, t
 
 
 def _query_dict(q: Query) -> dict[str, list[str]]:
@@ -120,7 +59,7 @@ def oracle_case(
     hidden = set(latents)
     observed = [v for v in tiers.variables if v not in hidden]  # tier order, as query_specific_fci
     mag = dag.to_mag(latents)
-    fcfg = cfg.fci_config()
+    fcfg = cfg.fci
     full = tiered_fci(OracleCITest(mag), tiers, observed, fcfg)
     value_rng = np.random.default_rng(rng.integers(2**63))  # its own stream: queries don't depend on it
     admg = dag.latent_projection(latents)
@@ -179,7 +118,7 @@ def finite_case(tg, cfg: TieredPruningConfig, rng: np.random.Generator, seed: in
     against the true PAG on the query's T-components."""
     observed = tg.tiers.variables  # the observed variables in tier order, as query_specific_fci
     data = sample_linear_gaussian(tg.dag, cfg.samples, seed=seed)[observed]
-    fcfg = cfg.fci_config()
+    fcfg = cfg.fci
     full = tiered_fci(FisherZTest(data, alpha=cfg.alpha), tg.tiers, observed, fcfg)
     truth = mag_to_pag(tg.mag(), tg.tiers, cross_tier_tails=True)
     queries = []
@@ -225,7 +164,7 @@ def dense_past(n: int) -> tuple[DAG, Tiers]:
 def dense_past_case(n: int, cfg: TieredPruningConfig) -> dict[str, Any]:
     """Oracle CI tests of tiered FCI and of query-specific discovery for P(y | do(x)) on `dense_past(n)`."""
     dag, tiers = dense_past(n)
-    fcfg = cfg.fci_config()
+    fcfg = cfg.fci
     full = tiered_fci(OracleCITest(dag), tiers, tiers.variables, fcfg)
     local = query_specific_fci(OracleCITest(dag), tiers, "x", "y", config=fcfg)
     same = restrict_pag(local.pag, tiers, 1, 1) == restrict_pag(full.pag, tiers, 1, 1)
@@ -255,7 +194,7 @@ def case_plan(cfg: TieredPruningConfig) -> list[tuple[str, dict[str, Any]]]:
         ]
 
     cases = graphs("oracle", [(n, cfg.tiers_for(n)) for n in cfg.sizes])
-    cases += graphs("oracle", [_parse_setting(spec) for spec in cfg.settings])
+    cases += graphs("oracle", [parse_setting(spec) for spec in cfg.settings])
     cases += [(f"network/{name}", {"kind": "network", "name": name}) for name in cfg.networks]
     cases += [(f"dense_past/n{n}", {"kind": "dense_past", "n": n}) for n in cfg.dense_past_sizes]
     cases += graphs("finite", [(n, cfg.tiers_for(n)) for n in cfg.finite_sizes])
@@ -264,7 +203,7 @@ def case_plan(cfg: TieredPruningConfig) -> list[tuple[str, dict[str, Any]]]:
 
 def run_case(key: str, spec: dict[str, Any], cfg: TieredPruningConfig) -> dict[str, Any]:
     """One case, seeded from (seed, key) so that it is the same whether or not the run resumed."""
-    seed = int(np.random.SeedSequence([cfg.seed, *key.encode()]).generate_state(1)[0] >> 1)
+    seed = derive_seed(cfg.seed, key)
     rng = np.random.default_rng(seed)
     if spec["kind"] == "dense_past":
         return dense_past_case(spec["n"], cfg)
@@ -528,3 +467,45 @@ def _plot(results: dict[str, Any], cfg: TieredPruningConfig, path: Path) -> None
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------- presets
+
+PRESETS = preset_table(
+    TieredPruningConfig(),  # bench: the README figures
+    smoke={
+        "sizes": (12,),
+        "per_tier": 4,
+        "graphs": 1,
+        "settings": (),
+        "queries": 2,
+        "networks": ("asia",),
+        "dense_past_sizes": (4, 6),
+        "finite_sizes": (12,),
+        "samples": 500,
+    },
+    # the tour: query-specific vs tiered FCI up to 100 nodes, one graph per setting, three networks
+    demo={
+        "sizes": (20, 50, 100),
+        "settings": ("100x5",),
+        "graphs": 1,
+        "queries": 6,
+        "networks": ("asia", "sachs", "child"),
+        "dense_past_sizes": (4, 6, 8, 10),
+        "finite_sizes": (20,),
+        "samples": 1000,
+    },
+    # the paper's scale: up to 1000 variables (10 per tier), 3 graphs per setting, 30 queries per
+    # kind with 3 treatments and 3 outcomes, more tiers, large samples
+    paper={
+        "sizes": (20, 50, 100, 200, 500, 1000),
+        "settings": ("100x5", "100x20", "100x50", "50x5", "200x5", "500x5", "1000x5"),
+        "graphs": 3,
+        "queries": 30,
+        "query_size": 3,
+        "finite_sizes": (20, 50, 100, 200),
+        "samples": 100_000,
+        "fci.max_pds_cond_size": None,  # complete FCI: hours on the larger graphs
+    },
+)
+SYSTEM = implemented_system("tiered_pruning", presets=PRESETS, run=run)

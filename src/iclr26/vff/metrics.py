@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from iclr26.core.validation import check_int
+
 # SSIM constants (Wang et al. 2004, as in skimage with gaussian_weights=True): Gaussian window of
 # σ = 1.5 truncated at 3.5σ (radius int(3.5·1.5 + 0.5) = 5, i.e. 11 taps), K1 = 0.01, K2 = 0.03.
 SSIM_SIGMA = 1.5
@@ -64,8 +66,7 @@ def _check_clips(pred: Tensor, target: Tensor) -> None:
 def _luma_pair(pred: Tensor, target: Tensor, crop: int, min_size: int) -> tuple[Tensor, Tensor]:
     """Validated, border-cropped float64 luma of both clips: (T, H − 2·crop, W − 2·crop) each."""
     _check_clips(pred, target)
-    if isinstance(crop, bool) or not isinstance(crop, int) or crop < 0:
-        raise ValueError(f"crop must be a non-negative int, got {crop!r}")
+    check_int("crop", crop, 0)
     h, w = pred.shape[-2:]
     if h - 2 * crop < min_size or w - 2 * crop < min_size:
         raise ValueError(

@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_int, check_interval
 from iclr26.vff.field import FourierField, frame_queries, nearest_voxel, neighbours, output_scale
 from iclr26.vff.rvrt import RVRTConfig, RVRTEncoder
 
@@ -25,14 +27,18 @@ class EncoderConfig:
     """Width and depth of the spatio-temporal encoder."""
 
     channels: int = 32
-    blocks: int = 4  # residual blocks of two 3×3×3 convolutions: receptive field 4·blocks + 3 voxels
+    """feature channels per voxel"""
+    blocks: int = 4
+    """residual blocks of two 3×3×3 convolutions: receptive field 4·blocks + 3 voxels"""
     temporal_kernel: int = 3
+    """temporal size of every convolution (odd)"""
 
     def __post_init__(self) -> None:
-        if self.channels < 1 or self.blocks < 0 or self.temporal_kernel % 2 == 0:
-            raise ValueError(
-                f"invalid encoder config {self}: channels >= 1, blocks >= 0, odd temporal_kernel"
-            )
+        check_int("channels", self.channels, 1)
+        check_int("blocks", self.blocks, 0)
+        check_int("temporal_kernel", self.temporal_kernel, 1)
+        if self.temporal_kernel % 2 == 0:  # same-size padding kt // 2 needs an odd kernel
+            raise ConfigError(f"temporal_kernel must be odd, got {self.temporal_kernel}")
 
 
 class _Block(nn.Module):
@@ -114,6 +120,8 @@ class VideoFourierField(nn.Module):
         seed: int = 0,
     ) -> None:
         super().__init__()
+        check_int("frequencies", frequencies, 1)
+        check_interval("radius", radius, 0, closed=(False, True))
         self.encoder = build_encoder(encoder)
         self.head = nn.Conv3d(encoder.channels, 4 * frequencies, 1)  # N phases + 3N amplitudes per voxel
         with torch.no_grad():  # amplitudes start at 0: the model starts as the classical interpolant
@@ -151,6 +159,8 @@ class ImplicitVideoBaseline(nn.Module):
         self, encoder: EncoderConfig | RVRTConfig = EncoderConfig(), hidden: int = 128, layers: int = 3
     ) -> None:
         super().__init__()
+        check_int("hidden", hidden, 1)
+        check_int("layers", layers, 1)
         self.encoder = build_encoder(encoder)
         dims = [encoder.channels + 4] + [hidden] * (layers - 1)
         mlp: list[nn.Module] = []
@@ -191,8 +201,9 @@ def render(
     check_clip(lr[None] if lr.dim() == 4 else lr, getattr(model, "min_frames", 1))
     lr = (lr[None] if lr.dim() == 4 else lr).to(next(model.parameters()).device)
     t_len, (h, w) = lr.shape[1], lr.shape[-2:]
-    if min(out_size) <= 0:
-        raise ValueError(f"out_size must be positive, got {out_size}")
+    if len(out_size) != 2 or min(out_size) <= 0:
+        raise ConfigError(f"out_size must be positive, got {out_size}")
+    check_int("chunk", chunk, 1)
     for t in times:
         if not 0 <= t <= t_len - 1:
             raise ValueError(f"time {t} is outside the clip (0 .. {t_len - 1} input frames)")

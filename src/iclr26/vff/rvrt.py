@@ -34,6 +34,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_interval
+
 FLOWS = ("farneback", "none")
 
 
@@ -43,32 +46,44 @@ class RVRTConfig:
     clips of 2 frames, 4 passes of 2×2 blocks, 9 points per head)."""
 
     channels: int = 32
+    """feature channels per voxel"""
     heads: int = 4
-    window: tuple[int, int, int] = (2, 8, 8)  # (t, h, w) attention window
+    """attention heads (channels must be a multiple)"""
+    window: tuple[int, int, int] = (2, 8, 8)
+    """(t, h, w) attention window"""
     shallow_blocks: int = 1
-    clip_len: int = 2  # frames per clip in the recurrent refinement
-    passes: int = 2  # recurrent passes, alternating backward / forward
-    blocks: int = 2  # window-attention blocks refining each clip in each pass
-    points: int = 9  # sampling points per head and per frame of the previous clip
+    """window-attention blocks of the shallow feature stage"""
+    clip_len: int = 2
+    """frames per clip in the recurrent refinement"""
+    passes: int = 2
+    """recurrent passes, alternating backward / forward"""
+    blocks: int = 2
+    """window-attention blocks refining each clip in each pass"""
+    points: int = 9
+    """deformable sampling points per head and per frame of the previous clip"""
     mlp_ratio: float = 2.0
-    max_offset: float = 10.0  # offsets are max_offset·tanh(·) LR pixels around the flow target
+    """hidden width of each block's MLP, as a multiple of channels"""
+    max_offset: float = 10.0
+    """offsets are max_offset·tanh(·) LR pixels around the flow target"""
     flow: str = "farneback"
+    """optical flow guiding the deformable attention: farneback (OpenCV), or none (offsets learned)"""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "window", tuple(int(w) for w in self.window))
         if self.channels < 1 or self.heads < 1 or self.channels % self.heads:
-            raise ValueError(
+            raise ConfigError(
                 f"channels ({self.channels}) must be a positive multiple of heads ({self.heads})"
             )
         if len(self.window) != 3 or min(self.window) < 1:
-            raise ValueError(f"window must be three positive sizes (t, h, w), got {self.window}")
+            raise ConfigError(f"window must be three positive sizes (t, h, w), got {self.window}")
         for name in ("clip_len", "passes", "points"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.shallow_blocks < 0 or self.blocks < 0 or self.mlp_ratio <= 0 or self.max_offset < 0:
-            raise ValueError(f"invalid RVRT config {self}")
-        if self.flow not in FLOWS:
-            raise ValueError(f"flow must be one of {FLOWS}, got {self.flow!r}")
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_int("shallow_blocks", self.shallow_blocks, 0)
+        check_int("blocks", self.blocks, 0)
+        check_interval("mlp_ratio", self.mlp_ratio, 0, closed=(False, True))
+        check_interval("max_offset", self.max_offset, 0)
+        check_in("flow", self.flow, FLOWS)
 
 
 # ------------------------------------------------------------------------------ window attention

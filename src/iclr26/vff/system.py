@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass, field
 
 import torch
 
+from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.vff.data import CLIP_NAMES, PHOTO_NAMES, degrade
+from iclr26.core.system import preset_table
+from iclr26.vff.config import VFFConfig
+from iclr26.vff.data import PHOTO_NAMES, degrade
 from iclr26.vff.evaluate import (
     bicubic_method,
     clip_case,
@@ -22,83 +24,11 @@ from iclr26.vff.evaluate import (
     run_case,
     synthetic_case,
 )
-from iclr26.vff.models import EncoderConfig, ImplicitVideoBaseline, VideoFourierField
-from iclr26.vff.rvrt import RVRTConfig
-from iclr26.vff.train import TrainConfig, train_model
+from iclr26.vff.models import ImplicitVideoBaseline, VideoFourierField
+from iclr26.vff.train import train_model
 
 METHODS = ("bicubic", "inr", "vff")
-ENCODERS = ("conv3d", "rvrt")
 LABELS = {"bicubic": "bicubic + linear", "inr": "implicit MLP (VideoINR-style)", "vff": "V³ Fourier field"}
-
-
-@dataclass(frozen=True)
-class VFFConfig:
-    """Everything the run uses; defaults are the `demo` preset."""
-
-    seed: int = 0
-    test_photos: tuple[str, ...] = ("rocket", "flower")  # held out from training
-    clips: tuple[str, ...] = ("bikes", "carphone")
-    cases_per_photo: int = 2
-    settings: tuple[str, ...] = ("S2", "S2.5", "S3", "S4", "S4T2", "S4T4", "S4T8")
-    hr_size: int = 96  # evaluation frames are hr_size² crops / views
-    lr_frames: int = 4
-    steps: int = 900
-    batch: int = 4
-    lr_size: int = 32
-    queries: int = 2048
-    lr: float = 1e-3
-    encoder: str = "conv3d"  # "conv3d" (Encoder3D) or "rvrt" (the paper's RVRT-style transformer)
-    channels: int = 32
-    blocks: int = 4  # conv3d: residual blocks; rvrt: window-attention blocks per clip and pass
-    heads: int = 4  # rvrt only: attention heads
-    window: int = 8  # rvrt only: spatial attention window (2 frames × window × window)
-    passes: int = 2  # rvrt only: recurrent passes, alternating backward / forward
-    flow: str = "farneback"  # rvrt only: optical flow guiding the deformable attention ("none": learned)
-    frequencies: int = 64
-    radius: float = 12.566  # 4π rad per LR pixel: the Nyquist limit of a ×4 output
-    inr_hidden: int = 128
-    device: str = "cpu"
-    threads: int = 2
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.test_photos:
-            raise ValueError("test_photos: name at least one held-out photo (the tables and strip use them)")
-        bad = [p for p in self.test_photos if p not in PHOTO_NAMES]
-        if bad:
-            raise ValueError(f"test_photos: unknown {bad}; choose from {PHOTO_NAMES}")
-        if len(set(PHOTO_NAMES) - set(self.test_photos)) < 1:
-            raise ValueError("test_photos: leave at least one photo for training")
-        bad = [c for c in self.clips if c not in CLIP_NAMES]
-        if bad:
-            raise ValueError(f"clips: unknown {bad}; choose from {CLIP_NAMES}")
-        for s in self.settings:
-            parse_setting(s)
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
-        self.encoder_config()  # validates the encoder's sizes early
-        if self.lr_frames < 2 or self.hr_size < 16:
-            raise ValueError(
-                f"lr_frames must be >= 2 and hr_size >= 16, got {self.lr_frames}, {self.hr_size}"
-            )
-
-    def encoder_config(self) -> EncoderConfig | RVRTConfig:
-        """The encoder both learned models share."""
-        if self.encoder == "rvrt":
-            return RVRTConfig(
-                self.channels,
-                self.heads,
-                (2, self.window, self.window),
-                passes=self.passes,
-                blocks=self.blocks,
-                flow=self.flow,
-            )
-        return EncoderConfig(self.channels, self.blocks)
-
-    def train_config(self) -> TrainConfig:
-        return TrainConfig(
-            self.steps, self.batch, self.lr_frames, self.lr_size, queries=self.queries, lr=self.lr
-        )
 
 
 def build(cfg: VFFConfig, kind: str) -> torch.nn.Module:
@@ -114,11 +44,11 @@ def evaluation_cases(cfg: VFFConfig) -> dict[str, list]:
     max_tau = max(parse_setting(s).time_factor for s in cfg.settings)
     return {
         "photos": [
-            synthetic_case(p, cfg.seed + 1000 + i, cfg.hr_size, cfg.lr_frames)
+            synthetic_case(p, cfg.seed + 1000 + i, cfg.hr_size, cfg.train.lr_frames)
             for p in cfg.test_photos
             for i in range(cfg.cases_per_photo)
         ],
-        "clips": [clip_case(c, cfg.hr_size, cfg.lr_frames, max_tau) for c in cfg.clips],
+        "clips": [clip_case(c, cfg.hr_size, cfg.train.lr_frames, max_tau) for c in cfg.clips],
     }
 
 
@@ -134,9 +64,9 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     for kind in ("inr", "vff"):
         set_seed(cfg.seed)
         model = build(cfg, kind).to(device)
-        with ctx.progress(f"training {LABELS[kind]} (steps)", total=cfg.steps) as advance:
+        with ctx.progress(f"training {LABELS[kind]} (steps)", total=cfg.train.steps) as advance:
             curves[kind] = train_model(
-                model, train_photos, cfg.train_config(), seed=cfg.seed,
+                model, train_photos, cfg.train, seed=cfg.seed,
                 checkpoint=ctx.checkpoint_dir / f"{kind}.pt", on_step=lambda _s, _t: advance(1),
             )  # fmt: skip
         models[kind] = model
@@ -156,7 +86,7 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
             for s in settings:
                 per_method: dict[str, list[dict]] = {m: [] for m in METHODS}
                 for case in group_cases:
-                    for m, r in run_case(case, s, cfg.lr_frames, methods).items():
+                    for m, r in run_case(case, s, cfg.train.lr_frames, methods).items():
                         per_method[m].append(r)
                     advance(1)
                 results.setdefault(group, {})[s.label] = per_method
@@ -179,7 +109,7 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
                 f"Space-time SR on {title}: PSNR / SSIM (Y) and tOF",
                 ["setting", "method", "PSNR ↑", "SSIM ↑", "PSNR centre ↑", "SSIM centre ↑", "tOF ↓"],
                 rows,
-                caption=f"{cfg.hr_size}² output frames from {cfg.lr_frames} input frames; S×s: spatial "
+                caption=f"{cfg.hr_size}² output frames from {cfg.train.lr_frames} input frames; S×s: spatial "
                 f"scale s (input {cfg.hr_size}/s px); T×τ: τ output frames per input interval "
                 "(the central one). Centre: the frame halfway between two input frames (T×τ), or the "
                 "middle input frame (S only).",
@@ -197,8 +127,8 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     # the frame strip: middle output frame of the first held-out case at the last setting
     s = settings[-1]
     case = cases["photos"][0]
-    lr = degrade(case.frames([float(k) for k in range(cfg.lr_frames)], s.time_factor), s.scale)
-    times = output_times(s, cfg.lr_frames)
+    lr = degrade(case.frames([float(k) for k in range(cfg.train.lr_frames)], s.time_factor), s.scale)
+    times = output_times(s, cfg.train.lr_frames)
     t_mid = times[len(times) // 2]
     k_in = round(t_mid - 1e-5)  # the nearest input frame; halfway goes to the earlier one
     nearest = torch.nn.functional.interpolate(lr[k_in : k_in + 1], size=case.hr_size, mode="nearest")[0]
@@ -221,3 +151,61 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
         0.0,
     )
     return Report(tables=tables, figures=["frames.png"], claim_check=claim)
+
+
+PRESETS = preset_table(
+    VFFConfig(),  # bench: the README figures
+    smoke={
+        "test_photos": ("rocket",),
+        "clips": ("bikes",),
+        "cases_per_photo": 1,
+        "settings": ("S2.5", "S4T2"),
+        "hr_size": 32,
+        "train.steps": 3,
+        "train.batch": 1,
+        "train.lr_size": 12,
+        "train.queries": 128,
+        "conv3d.channels": 8,
+        "conv3d.blocks": 1,
+        "rvrt.channels": 8,  # the same width and depth if the smoke run switches to encoder=rvrt
+        "rvrt.blocks": 1,
+        "frequencies": 8,
+        "inr_hidden": 16,
+    },
+    # the tour: V³ vs bicubic and the implicit baseline on one photo and one clip, three settings
+    demo={
+        "test_photos": ("rocket",),
+        "clips": ("bikes",),
+        "cases_per_photo": 1,
+        "settings": ("S2", "S4", "S4T2"),
+        "train.steps": 180,
+    },
+    # the paper's encoder family (RVRT-style: 192 channels, 6 heads, 2×8×8 windows, 4 recurrent
+    # passes, flow-guided deformable attention; ~12M parameters with the field head), 14 input
+    # frames, N = 512 frequencies over the authors' 16π disk, long training; GPU. Activations grow
+    # with frames × pixels; batch 2 is meant to fit one large GPU (not yet measured on one).
+    paper={
+        "clips": ("bikes", "bigbuckbunny"),  # carphone (176×144) is smaller than hr_size 256
+        "cases_per_photo": 8,
+        "hr_size": 256,
+        "train.lr_frames": 14,
+        "train.steps": 100_000,
+        "train.batch": 2,
+        "train.lr_size": 64,
+        "train.queries": 8192,
+        "train.lr": 2e-4,
+        "encoder": "rvrt",
+        "rvrt.channels": 192,
+        "rvrt.heads": 6,
+        "rvrt.window": (2, 8, 8),
+        "rvrt.passes": 4,
+        "rvrt.blocks": 2,
+        "conv3d.channels": 192,  # the same width and depth if the paper run switches to encoder=conv3d
+        "conv3d.blocks": 2,
+        "frequencies": 512,
+        "radius": 50.27,
+        "inr_hidden": 256,
+        "device": "cuda",
+    },
+)
+SYSTEM = implemented_system("vff", presets=PRESETS, run=run)

@@ -19,8 +19,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.config import ConfigError
 from iclr26.core.schedule import warmup_cosine
-from iclr26.vff.data import ContinuousVideo, Motion, degrade, load_photo, random_motion
+from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.vff.data import PHOTO_NAMES, ContinuousVideo, Motion, degrade, load_photo, random_motion
 
 
 @dataclass(frozen=True)
@@ -28,24 +30,39 @@ class TrainConfig:
     """Optimisation and sampling of training clips."""
 
     steps: int = 400
-    batch: int = 4  # clips per step
-    lr_frames: int = 4  # input frames per clip
-    lr_size: int = 32  # LR crop side (pixels)
+    """optimiser steps"""
+    batch: int = 4
+    """clips per step"""
+    lr_frames: int = 4
+    """input frames per clip"""
+    lr_size: int = 32
+    """LR crop side (pixels)"""
     min_scale: float = 1.2
+    """smallest spatial scale s drawn per training clip, s ~ U(min_scale, max_scale)"""
     max_scale: float = 4.0
-    queries: int = 2048  # target points per clip
+    """largest spatial scale drawn per training clip"""
+    queries: int = 2048
+    """target points per clip, at random continuous (x, y, t)"""
     lr: float = 1e-3
+    """AdamW peak learning rate"""
     weight_decay: float = 1e-4
+    """AdamW weight decay"""
     warmup: int = 20
+    """linear warm-up steps before the cosine decay"""
     checkpoint_every: int = 50
+    """steps between checkpoints"""
 
     def __post_init__(self) -> None:
-        if min(self.steps, self.batch, self.queries, self.checkpoint_every) < 1 or self.lr <= 0:
-            raise ValueError(f"steps, batch, queries, checkpoint_every must be >= 1 and lr > 0: {self}")
-        if self.lr_frames < 2 or self.lr_size < 4:
-            raise ValueError(f"lr_frames must be >= 2 and lr_size >= 4, got {self.lr_frames}, {self.lr_size}")
-        if not 1.0 <= self.min_scale <= self.max_scale:
-            raise ValueError(f"need 1 <= min_scale <= max_scale, got {self.min_scale}, {self.max_scale}")
+        for name in ("steps", "batch", "queries", "checkpoint_every"):
+            check_int(name, getattr(self, name), 1)
+        check_interval("lr", self.lr, 0, closed=(False, True))
+        check_interval("weight_decay", self.weight_decay, 0)
+        check_int("warmup", self.warmup, 0)
+        check_int("lr_frames", self.lr_frames, 2)
+        check_int("lr_size", self.lr_size, 4)
+        check_interval("min_scale", self.min_scale, 1)
+        if not self.min_scale <= self.max_scale:
+            raise ConfigError(f"need 1 <= min_scale <= max_scale, got {self.min_scale}, {self.max_scale}")
 
 
 @dataclass
@@ -117,7 +134,11 @@ def train_model(
 ) -> list[float]:
     """Train `model` in place; returns the L1 loss of every step (including resumed ones)."""
     if not photos:
-        raise ValueError("photos: need at least one training photo name")
+        raise ConfigError("photos: need at least one training photo name")
+    for name in photos:
+        check_in("photos", name, PHOTO_NAMES)
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a vff TrainConfig, got {type(cfg).__name__}")
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps))
     rng = np.random.default_rng(seed)

@@ -10,33 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr26.pic.algorithms.common import (
+    ActorConfig,
+    AlgorithmBase,
     Batch,
-    Checkpointable,
+    StateNormalization,
     StateNormalizer,
-    act_numpy,
-    build_networks,
-    check_config,
-    generator_for,
+    gradient_step,
 )
-from iclr26.pic.networks import EnsembleMLP
+from iclr26.pic.networks import EnsembleMLP, tanh_policy_spec
 
 
 @dataclass(frozen=True)
-class BCConfig:
+class BCConfig(StateNormalization, ActorConfig):
     """BC hyper-parameters (CORL's defaults, width and learning rate shared with the other baselines)."""
-
-    actor_lr: float = 3e-4  # Adam learning rate
-    hidden: tuple[int, ...] = (256, 256)  # hidden widths of the policy
-    batch_size: int = 256  # minibatch size (used by whoever builds the sampler)
-    normalize_states: bool = True  # normalize states by dataset mean/std
-
-    def __post_init__(self) -> None:
-        check_config(self)
 
 
 def bc_loss(pi: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
@@ -44,9 +34,11 @@ def bc_loss(pi: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
     return F.mse_loss(pi, a)
 
 
-class BC(Checkpointable):
-    """Behaviour cloning over a given policy network and optimizer."""
+class BC(AlgorithmBase):
+    """Behaviour cloning over a given policy network and optimizer (the update draws no random numbers)."""
 
+    config_cls = BCConfig
+    config: BCConfig
     MODULES = ("actor", "normalizer")
     OPTIMIZERS = ("actor_optimizer",)
 
@@ -56,48 +48,19 @@ class BC(Checkpointable):
         actor: EnsembleMLP,
         actor_optimizer: torch.optim.Optimizer,
         normalizer: StateNormalizer,
-        generator: torch.Generator,
     ) -> None:
-        self.config = config
-        self.actor = actor
-        self.actor_optimizer = actor_optimizer
-        self.normalizer = normalizer
-        self.generator = generator  # unused by the update; kept so every algorithm checkpoints alike
-        self.total_it = 0
+        super().__init__(config, normalizer)
+        self.actor, self.actor_optimizer = actor, actor_optimizer
 
     @classmethod
-    def create(
-        cls,
-        obs_dim: int,
-        act_dim: int,
-        config: Any = None,
-        *,
-        seed: int = 0,
-        device: str | torch.device = "cpu",
-    ) -> BC:
-        """A tanh policy and its Adam optimizer, seeded by `seed`."""
-        cfg = config if config is not None else BCConfig()
-        nets = build_networks(
-            seed, device, actor=dict(in_dim=obs_dim, out_dim=act_dim, hidden=cfg.hidden, output="tanh")
-        )
-        return cls(
-            cfg,
-            nets["actor"],
-            torch.optim.Adam(nets["actor"].parameters(), lr=cfg.actor_lr),
-            StateNormalizer(obs_dim).to(device),
-            generator_for(device, seed + 1),
-        )
+    def network_specs(cls, obs_dim: int, act_dim: int, cfg: BCConfig) -> dict[str, dict[str, Any]]:
+        """A tanh policy."""
+        return {"actor": tanh_policy_spec(obs_dim, act_dim, cfg.hidden)}
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on the BC loss."""
         self.total_it += 1
-        pi = self.actor(self.normalizer(batch["observations"]))[0]
+        pi = self.actor.single(self.normalizer(batch["observations"]))
         loss = bc_loss(pi, batch["actions"])
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.actor_optimizer.step()
+        gradient_step(self.actor_optimizer, loss)
         return {"actor_loss": loss.item()}
-
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        """Deterministic action π(s) in [-1, 1] for raw (obs_dim,) or (n, obs_dim) observations."""
-        return act_numpy(self.actor, self.normalizer, obs)

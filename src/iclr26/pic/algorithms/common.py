@@ -13,15 +13,17 @@ A batch is a `dict[str, Tensor]`:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 import numpy as np
 import torch
 from torch import nn
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_int, check_interval
 from iclr26.pic.networks import EnsembleMLP
 
 Batch = dict[str, torch.Tensor]
@@ -34,6 +36,7 @@ class Algorithm(Protocol):
 
     config: Any
     total_it: int
+    normalizer: StateNormalizer
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on a batch; returns scalar metrics."""
@@ -57,28 +60,70 @@ class Algorithm(Protocol):
 C = TypeVar("C")
 
 
-def check_config(cfg: Any) -> None:
-    """Validate the fields every algorithm config shares; errors name the field and the value."""
-    hidden = tuple(int(h) for h in cfg.hidden)
-    object.__setattr__(cfg, "hidden", hidden)  # CLI overrides arrive as lists
-    if not hidden or min(hidden) < 1:
-        raise ValueError(f"hidden must be a non-empty sequence of positive widths, got {cfg.hidden!r}")
-    for name in ("actor_lr", "critic_lr", "batch_size"):
-        if hasattr(cfg, name) and getattr(cfg, name) <= 0:
-            raise ValueError(f"{name} must be > 0, got {getattr(cfg, name)!r}")
-    if hasattr(cfg, "gamma") and not 0.0 <= cfg.gamma < 1.0:
-        raise ValueError(f"gamma must be in [0, 1), got {cfg.gamma!r}")
-    if hasattr(cfg, "tau") and not 0.0 < cfg.tau <= 1.0:
-        raise ValueError(f"tau must be in (0, 1], got {cfg.tau!r}")
+@dataclass(frozen=True)
+class ActorConfig:
+    """The fields every algorithm's config has (BC's are these and `normalize_states`); errors of the
+    checks name `<Config>.<field>`, the value and what is accepted."""
+
+    actor_lr: float = 3e-4
+    """Adam learning rate of the actor (the policy)"""
+    hidden: tuple[int, ...] = (256, 256)
+    """hidden widths of every network of the algorithm"""
+    batch_size: int = 256
+    """minibatch size (used by whoever samples the batches)"""
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        try:
+            hidden = tuple(int(h) for h in self.hidden)  # CLI overrides and JSON arrive as lists
+        except (TypeError, ValueError):
+            hidden = ()
+        if not hidden or min(hidden) < 1:
+            raise ConfigError(
+                f"{name}.hidden must be a non-empty sequence of positive ints, got {self.hidden!r}"
+            )
+        object.__setattr__(self, "hidden", hidden)
+        check_interval(f"{name}.actor_lr", self.actor_lr, 0.0, closed=(False, True))
+        check_int(f"{name}.batch_size", self.batch_size, 1)
+
+
+@dataclass(frozen=True)
+class ActorCriticConfig(ActorConfig):
+    """`ActorConfig` plus the critics' fields, shared by TD3 (and TD3+BC, PIC), IQL and EPIC (EDAC)."""
+
+    critic_lr: float = 3e-4
+    """Adam learning rate of the critics"""
+    gamma: float = 0.99
+    """discount γ, in (0, 1)"""
+    tau: float = 5e-3
+    """Polyak rate τ of the target networks"""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        name = type(self).__name__
+        check_interval(f"{name}.critic_lr", self.critic_lr, 0.0, closed=(False, True))
+        # γ = 0 is a reward regressor, γ = 1 has no fixed point at time-limit cuts
+        check_interval(f"{name}.gamma", self.gamma, 0.0, 1.0, closed=(False, False))
+        check_interval(f"{name}.tau", self.tau, 0.0, 1.0, closed=(False, True))
+
+
+@dataclass(frozen=True)
+class StateNormalization:
+    """The state-normalization switch of the offline algorithms' configs (the online TD3 agent never
+    normalizes, so `TD3Config` lacks it). Listed first among a config's bases, its field follows the
+    shared ones."""
+
+    normalize_states: bool = True
+    """normalize states by the dataset's mean and std"""
 
 
 def config_with_overrides(config_cls: type[C], overrides: Mapping[str, Any] | None) -> C:
-    """`config_cls()` with `overrides` applied; unknown keys raise a ValueError listing the fields."""
+    """`config_cls()` with `overrides` applied; unknown keys raise a ConfigError listing the fields."""
     overrides = dict(overrides or {})
     fields = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
     unknown = sorted(set(overrides) - fields)
     if unknown:
-        raise ValueError(f"unknown {config_cls.__name__} field(s) {unknown}; valid fields: {sorted(fields)}")
+        raise ConfigError(f"unknown {config_cls.__name__} field(s) {unknown}; valid fields: {sorted(fields)}")
     return config_cls(**overrides)
 
 
@@ -139,27 +184,32 @@ def build_networks(seed: int, device: str | torch.device, **specs: dict[str, Any
         return {name: EnsembleMLP(**kw).to(device) for name, kw in specs.items()}
 
 
-def frozen_copy(net: nn.Module) -> nn.Module:
-    """A target network: a copy whose parameters never receive gradients."""
-    target = copy.deepcopy(net)
-    target.requires_grad_(False)
-    return target
-
-
 def state_action(obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
     """Critic input [s, a] along the last dim; `obs` is broadcast over the leading dims of `act`."""
     return torch.cat([obs.expand(*act.shape[:-1], obs.shape[-1]), act], dim=-1)
 
 
-def act_numpy(policy: nn.Module, normalizer: StateNormalizer, obs: np.ndarray) -> np.ndarray:
-    """Run a deterministic policy (normalized obs -> (1, n, act) in [-1, 1]) on raw numpy observations."""
+def act_numpy(
+    policy: Callable[[torch.Tensor], torch.Tensor], normalizer: StateNormalizer, obs: np.ndarray
+) -> np.ndarray:
+    """Run a deterministic policy (normalized obs (n, obs_dim) -> action (n, act_dim)) on raw (obs_dim,)
+    or (n, obs_dim) observations; actions are clamped to [-1, 1]."""
     x = np.asarray(obs, dtype=np.float32)
     single = x.ndim == 1
     device = normalizer.mean.device
     with torch.no_grad():
-        a = policy(normalizer(torch.as_tensor(x, device=device).reshape(-1, x.shape[-1]))).squeeze(0)
+        a = policy(normalizer(torch.as_tensor(x, device=device).reshape(-1, x.shape[-1])))
     a = a.clamp(-1.0, 1.0).cpu().numpy()
     return a[0] if single else a
+
+
+def gradient_step(
+    optimizer: torch.optim.Optimizer, loss: torch.Tensor, inputs: list[torch.Tensor] | None = None
+) -> None:
+    """One step of `optimizer` on `loss`; `inputs`: the only tensors that receive gradients (None: all)."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward(inputs=inputs)
+    optimizer.step()
 
 
 def generator_for(device: str | torch.device, seed: int) -> torch.Generator:
@@ -282,14 +332,17 @@ class BatchSampler:
 
 class Checkpointable:
     """`state_dict`/`load_state_dict` over the attributes named in MODULES and OPTIMIZERS, plus the
-    private RNG (`generator`) and the step counter (`total_it`)."""
+    private RNG (`generator`, for the algorithms that draw random numbers) and the step counter
+    (`total_it`). `config_cls` is the algorithm's config dataclass (`create(config=None)` uses its
+    defaults)."""
 
     MODULES: tuple[str, ...] = ()
     OPTIMIZERS: tuple[str, ...] = ()
     EXTRA_TENSORS: tuple[str, ...] = ()  # plain tensors such as SAC's log-temperature
+    config_cls: ClassVar[type]
 
     config: Any
-    generator: torch.Generator
+    generator: torch.Generator | None = None  # None: the update draws no random numbers
     total_it: int
 
     def state_dict(self) -> dict[str, Any]:
@@ -297,7 +350,8 @@ class Checkpointable:
         state: dict[str, Any] = {name: getattr(self, name).state_dict() for name in self.MODULES}
         state.update({name: getattr(self, name).state_dict() for name in self.OPTIMIZERS})
         state.update({name: getattr(self, name).detach().clone() for name in self.EXTRA_TENSORS})
-        state["generator"] = self.generator.get_state()
+        if self.generator is not None:
+            state["generator"] = self.generator.get_state()
         state["total_it"] = self.total_it
         state["config"] = dataclasses.asdict(self.config)
         return state
@@ -315,5 +369,76 @@ class Checkpointable:
         with torch.no_grad():
             for name in self.EXTRA_TENSORS:
                 getattr(self, name).copy_(state[name])
-        self.generator.set_state(state["generator"])
+        if self.generator is not None:
+            self.generator.set_state(state["generator"])
         self.total_it = int(state["total_it"])
+
+
+# ----------------------------------------------------------------------------------- algorithms
+
+
+class AlgorithmBase(Checkpointable):
+    """What the algorithms share: the run state (`config`, `normalizer`, `generator`, `total_it`),
+    `create` (default networks and optimizers from the config, seeded), `act` (the deterministic
+    policy on raw states) and the normalized states of a batch. A subclass names its networks
+    (`network_specs`) and anything else its `__init__` takes (`extra_parts`)."""
+
+    config_cls: ClassVar[type[ActorConfig]]
+    actor: EnsembleMLP
+
+    def __init__(
+        self, config: ActorConfig, normalizer: StateNormalizer, generator: torch.Generator | None = None
+    ) -> None:
+        self.config = config
+        self.normalizer = normalizer
+        self.generator = generator
+        self.total_it = 0
+
+    @classmethod
+    def create(
+        cls,
+        obs_dim: int,
+        act_dim: int,
+        config: ActorConfig | None = None,
+        *,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+    ) -> Self:
+        """Default networks for `config` (None: `config_cls()`), initialised from `seed` alone (the global
+        RNG is untouched), each network `x` trained by Adam at `config.x_lr`. They are passed to
+        `__init__` by name: network `x` as `x`, its optimizer as `x_optimizer`, the state normalizer as
+        `normalizer`, and `extra_parts` by their names."""
+        cfg = cls.config_cls() if config is None else config
+        if not isinstance(cfg, cls.config_cls):
+            raise TypeError(f"{cls.__name__} needs a {cls.config_cls.__name__}, got {type(cfg).__name__}")
+        nets = build_networks(seed, device, **cls.network_specs(obs_dim, act_dim, cfg))
+        optimizers = {
+            f"{name}_optimizer": torch.optim.Adam(net.parameters(), lr=getattr(cfg, f"{name}_lr"))
+            for name, net in nets.items()
+        }
+        normalizer = StateNormalizer(obs_dim).to(device)
+        extra = cls.extra_parts(cfg, act_dim=act_dim, seed=seed, device=device)
+        return cls(cfg, **nets, **optimizers, normalizer=normalizer, **extra)
+
+    @classmethod
+    def network_specs(cls, obs_dim: int, act_dim: int, cfg: Any) -> dict[str, dict[str, Any]]:
+        """The `EnsembleMLP` kwargs of each network `create` builds, by name."""
+        raise NotImplementedError
+
+    @classmethod
+    def extra_parts(cls, cfg: Any, *, act_dim: int, seed: int, device: str | torch.device) -> dict[str, Any]:
+        """What `__init__` takes besides the networks, their optimizers and the normalizer (none here);
+        an update that draws random numbers gets its `generator` here, seeded by seed + 1."""
+        return {}
+
+    def deterministic_action(self, obs: torch.Tensor) -> torch.Tensor:
+        """The action taken at evaluation for normalized states: (B, obs_dim) -> (B, act_dim)."""
+        return self.actor.single(obs)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Deterministic action in [-1, 1] for raw (obs_dim,) or (n, obs_dim) observations."""
+        return act_numpy(self.deterministic_action, self.normalizer, obs)
+
+    def normalized_states(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The batch's states and next states, normalized."""
+        return self.normalizer(batch["observations"]), self.normalizer(batch["next_observations"])

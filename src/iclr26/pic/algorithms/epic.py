@@ -24,7 +24,7 @@ Choices the paper leaves open, made here:
 - ES uses cosine similarities (EDAC's released code), not raw inner products;
 - ‖·‖ is the Euclidean norm per sample (`squared=True`: the squared norm).
 
-`delta=0, normalize_q=False` is EDAC itself (registered as "edac"): no peers are scored then.
+`delta=0, normalize_q=False` is EDAC itself (`EDACConfig`, registered as "edac"): no peers are scored then.
 All N critics are one `EnsembleMLP`; candidate scoring is one call on B·(K+1) pairs.
 """
 
@@ -34,67 +34,99 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_int, check_interval
 from iclr26.pic.algorithms.common import (
+    ActorCriticConfig,
+    AlgorithmBase,
     Batch,
-    Checkpointable,
+    StateNormalization,
     StateNormalizer,
-    build_networks,
-    check_config,
-    frozen_copy,
     generator_for,
+    gradient_step,
     require_peers,
     state_action,
 )
-from iclr26.pic.algorithms.pic import check_scoring, max_min_q_action, peer_distance, resolve_score_dtype
-from iclr26.pic.networks import EnsembleMLP, soft_update
+from iclr26.pic.algorithms.pic import (
+    check_delta,
+    check_scoring,
+    max_min_q_action,
+    peer_distance,
+    resolve_score_dtype,
+)
+from iclr26.pic.networks import EnsembleMLP, critic_spec, frozen_copy, soft_update
 
 
 @dataclass(frozen=True)
-class EPICConfig:
+class EPICConfig(StateNormalization, ActorCriticConfig):
     """EPIC hyper-parameters; ensemble defaults follow EDAC on MuJoCo, the constraint the PIC paper."""
 
-    actor_lr: float = 3e-4  # Adam learning rate of the policy
-    critic_lr: float = 3e-4  # Adam learning rate of the critic ensemble
-    temperature_lr: float = 3e-4  # Adam learning rate of log α_ent
-    hidden: tuple[int, ...] = (256, 256)  # hidden widths of policy and critics
-    batch_size: int = 256  # minibatch size (used by whoever builds the sampler)
-    gamma: float = 0.99  # discount
-    tau: float = 5e-3  # target-critic Polyak rate
-    num_critics: int = 10  # N, critics in the ensemble
-    eta: float = 1.0  # η, weight of the gradient-diversity penalty (0 = SAC-N)
-    alpha: float = 2.5  # α in β = α / mean|min Q| (used when normalize_q)
-    normalize_q: bool = True  # β = α / mean|min Q|; False: β = 1 (EDAC's objective)
-    delta: float = 1.0  # δ, weight of the peer constraint (0 = no constraint: EDAC)
-    squared: bool = False  # False: ‖tanh μ − a*‖ as the paper writes it; True: the squared norm
-    score_dtype: str = "auto"  # candidate screen, as PIC's (see pic.py): bf16 only where native
-    rerank_top: int = 2  # with bf16: re-score this many top candidates in float32 (0: bf16 argmax)
-    auto_temperature: bool = True  # tune α_ent toward target_entropy; False keeps init_temperature
-    init_temperature: float = 1.0  # α_ent at the start (EDAC starts at 1)
-    target_entropy: float | None = None  # None: −act_dim
-    log_std_min: float = -5.0  # policy log-std clamp (EDAC's)
+    temperature_lr: float = 3e-4
+    """Adam learning rate of log α_ent"""
+    num_critics: int = 10
+    """N, critics in the ensemble (the PIC paper: 5–20; 10 on MuJoCo)"""
+    eta: float = 1.0
+    """η, weight of the gradient-diversity penalty (0 = SAC-N)"""
+    alpha: float = 2.5
+    """α in β = α / mean|min Q| (used when normalize_q)"""
+    normalize_q: bool = True
+    """β = α / mean|min Q|; False: β = 1 (EDAC's objective)"""
+    delta: float = 1.0
+    """δ, weight of the peer constraint (0 = no constraint: EDAC)"""
+    squared: bool = False
+    """False: ‖tanh μ − a*‖ as the paper writes it; True: the squared norm"""
+    score_dtype: str = "auto"
+    """candidate screen, as PIC's: "auto" (bf16 only where native), "bfloat16" or "float32" (exact)"""
+    rerank_top: int = 2
+    """with bf16: re-score this many top candidates in float32 (0: the bf16 argmax alone)"""
+    auto_temperature: bool = True
+    """tune α_ent toward target_entropy; False keeps init_temperature"""
+    init_temperature: float = 1.0
+    """α_ent at the start (EDAC starts at 1)"""
+    target_entropy: float | None = None
+    """target entropy of the temperature tuning; None: −act_dim"""
+    log_std_min: float = -5.0
+    """lower clamp of the policy's log-std (EDAC's)"""
     log_std_max: float = 2.0
-    normalize_states: bool = True  # normalize states by dataset mean/std
+    """upper clamp of the policy's log-std (EDAC's)"""
 
     def __post_init__(self) -> None:
-        check_config(self)
-        if self.num_critics < 1:
-            raise ValueError(f"num_critics must be >= 1, got {self.num_critics}")
+        super().__post_init__()
+        name = type(self).__name__
+        check_int(f"{name}.num_critics", self.num_critics, 1)
+        check_interval(f"{name}.eta", self.eta, 0.0)
         if self.eta > 0 and self.num_critics < 2:
-            raise ValueError(f"eta > 0 needs num_critics >= 2 (pairs of critics), got {self.num_critics}")
-        for name in ("eta", "delta", "temperature_lr"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if self.alpha <= 0 or self.init_temperature <= 0:
-            raise ValueError(
-                f"alpha and init_temperature must be > 0, got {self.alpha}, {self.init_temperature}"
+            raise ConfigError(
+                f"{name}.eta > 0 needs num_critics >= 2 (pairs of critics), got {self.num_critics}"
             )
+        check_delta(self.delta)
+        check_interval(f"{name}.temperature_lr", self.temperature_lr, 0.0)
+        check_interval(f"{name}.alpha", self.alpha, 0.0, closed=(False, True))
+        check_interval(f"{name}.init_temperature", self.init_temperature, 0.0, closed=(False, True))
         check_scoring(self.score_dtype, self.rerank_top)
         if self.log_std_min >= self.log_std_max:
-            raise ValueError(f"log_std_min must be < log_std_max, got {self.log_std_min}, {self.log_std_max}")
+            raise ConfigError(
+                f"{name}: log_std_min must be < log_std_max, got {self.log_std_min}, {self.log_std_max}"
+            )
+
+
+@dataclass(frozen=True)
+class EDACConfig(EPICConfig):
+    """EDAC (An et al. 2021): EPIC's critic ensemble and SAC actor without the peer constraint and
+    without the Q normalization of the actor loss."""
+
+    normalize_q: bool = False
+    """False: β = 1, EDAC's own actor objective (True: EPIC's β = α / mean|min Q|)"""
+    delta: float = 0.0
+    """δ; EDAC has no peer constraint and samples no peers, so it must stay 0 (run "epic" for δ > 0)"""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.delta != 0:
+            raise ConfigError(f"EDACConfig.delta must be 0 (EDAC samples no peers), got {self.delta!r}")
 
 
 def tanh_gaussian_sample(
@@ -137,9 +169,11 @@ def epic_actor_loss(
     return loss
 
 
-class EPIC(Checkpointable):
+class EPIC(AlgorithmBase):
     """EPIC (and, with delta=0 and normalize_q=False, EDAC) over given networks and optimizers."""
 
+    config_cls = EPICConfig
+    config: EPICConfig
     MODULES = ("actor", "critic", "critic_target", "normalizer")
     OPTIMIZERS = ("actor_optimizer", "critic_optimizer", "temperature_optimizer")
     EXTRA_TENSORS = ("log_temperature",)
@@ -162,53 +196,41 @@ class EPIC(Checkpointable):
                 f"critic has {critic.ensemble} members, config.num_critics is {config.num_critics}"
             )
         device = next(critic.parameters()).device
-        self.config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
+        config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
+        super().__init__(config, normalizer, generator)
         self.actor = actor
         self.critic, self.critic_target = critic, frozen_copy(critic)
         self.actor_optimizer, self.critic_optimizer = actor_optimizer, critic_optimizer
         self.log_temperature, self.temperature_optimizer = log_temperature, temperature_optimizer
-        self.normalizer = normalizer
-        self.generator = generator
         self.target_entropy = target_entropy
-        self.total_it = 0
 
     @classmethod
-    def create(
-        cls,
-        obs_dim: int,
-        act_dim: int,
-        config: Any = None,
-        *,
-        seed: int = 0,
-        device: str | torch.device = "cpu",
-    ) -> EPIC:
-        """Tanh-Gaussian policy, N-critic ensemble, log α_ent and their Adam optimizers, seeded by `seed`."""
-        cfg = config if config is not None else EPICConfig()
-        nets = build_networks(
-            seed,
-            device,
-            actor=dict(in_dim=obs_dim, out_dim=2 * act_dim, hidden=cfg.hidden),  # (μ, log σ)
-            critic=dict(in_dim=obs_dim + act_dim, out_dim=1, hidden=cfg.hidden, ensemble=cfg.num_critics),
-        )
+    def network_specs(cls, obs_dim: int, act_dim: int, cfg: EPICConfig) -> dict[str, dict[str, Any]]:
+        """The tanh-Gaussian policy's (μ, log σ) head and the N-critic ensemble."""
+        return {
+            "actor": dict(in_dim=obs_dim, out_dim=2 * act_dim, hidden=cfg.hidden),  # (μ, log σ)
+            "critic": critic_spec(obs_dim, act_dim, cfg.hidden, ensemble=cfg.num_critics),
+        }
+
+    @classmethod
+    def extra_parts(
+        cls, cfg: EPICConfig, *, act_dim: int, seed: int, device: str | torch.device
+    ) -> dict[str, Any]:
+        """log α_ent with its Adam optimizer, the target entropy, and the generator of the policy's
+        samples, seeded by seed + 1."""
         log_temperature = torch.tensor(math.log(cfg.init_temperature), device=device, requires_grad=True)
-        return cls(
-            cfg,
-            nets["actor"],
-            nets["critic"],
-            torch.optim.Adam(nets["actor"].parameters(), lr=cfg.actor_lr),
-            torch.optim.Adam(nets["critic"].parameters(), lr=cfg.critic_lr),
-            log_temperature,
-            torch.optim.Adam([log_temperature], lr=cfg.temperature_lr),
-            StateNormalizer(obs_dim).to(device),
-            generator_for(device, seed + 1),
-            float(-act_dim if cfg.target_entropy is None else cfg.target_entropy),
-        )
+        return {
+            "log_temperature": log_temperature,
+            "temperature_optimizer": torch.optim.Adam([log_temperature], lr=cfg.temperature_lr),
+            "generator": generator_for(device, seed + 1),
+            "target_entropy": float(-act_dim if cfg.target_entropy is None else cfg.target_entropy),
+        }
 
     # ------------------------------------------------------------------------------------ policy
 
     def policy(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(μ, log σ) of the pre-tanh Gaussian for normalized states: (B, obs) -> (B, act) each."""
-        mu, log_std = self.actor(obs)[0].chunk(2, dim=-1)
+        mu, log_std = self.actor.single(obs).chunk(2, dim=-1)
         return mu, log_std.clamp(self.config.log_std_min, self.config.log_std_max)
 
     @property
@@ -225,13 +247,13 @@ class EPIC(Checkpointable):
         cfg = self.config
         with torch.no_grad():
             next_a, next_log_pi = tanh_gaussian_sample(*self.policy(next_obs), self.generator)
-            q_next = self.critic_target(state_action(next_obs, next_a)).squeeze(-1).amin(0)
+            q_next = self.critic_target.min_value(state_action(next_obs, next_a))
             y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * (
                 q_next - self.temperature * next_log_pi
             )
         # one copy of the dataset action per critic, so ∇_a of Σ_i Q_i gives each critic's own gradient
         a = batch["actions"].expand(cfg.num_critics, -1, -1).clone().requires_grad_(cfg.eta > 0)
-        q = self.critic(state_action(obs, a)).squeeze(-1)  # (N, B)
+        q = self.critic.values(state_action(obs, a))  # (N, B)
         td = ((q - y) ** 2).mean(1).sum()
         if cfg.eta == 0:
             return td, td, torch.zeros((), device=td.device)
@@ -245,13 +267,10 @@ class EPIC(Checkpointable):
         """One step of the critic ensemble, the policy (with the peer constraint), α_ent, and the targets."""
         cfg = self.config
         self.total_it += 1
-        obs = self.normalizer(batch["observations"])
-        next_obs = self.normalizer(batch["next_observations"])
+        obs, next_obs = self.normalized_states(batch)
 
         critic_loss, td, diversity = self.critic_loss(obs, batch, next_obs)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        gradient_step(self.critic_optimizer, critic_loss)
 
         a_star, best = None, None
         if cfg.delta > 0:
@@ -261,7 +280,7 @@ class EPIC(Checkpointable):
             )
         mu, log_std = self.policy(obs)
         a_pi, log_pi = tanh_gaussian_sample(mu, log_std, self.generator)
-        q_min_pi = self.critic(state_action(obs, a_pi)).squeeze(-1).amin(0)  # (B,)
+        q_min_pi = self.critic.min_value(state_action(obs, a_pi))  # (B,)
         temperature = self.temperature
         actor_loss = epic_actor_loss(
             q_min_pi,
@@ -274,15 +293,12 @@ class EPIC(Checkpointable):
             normalize_q=cfg.normalize_q,
             squared=cfg.squared,
         )
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        actor_loss.backward(inputs=list(self.actor.parameters()))  # no gradients into the critics
-        self.actor_optimizer.step()
+        # no gradients into the critics
+        gradient_step(self.actor_optimizer, actor_loss, inputs=list(self.actor.parameters()))
 
         if cfg.auto_temperature:  # SAC's temperature loss −log α_ent·(log π + H̄)
             temperature_loss = -(self.log_temperature * (log_pi.detach() + self.target_entropy)).mean()
-            self.temperature_optimizer.zero_grad(set_to_none=True)
-            temperature_loss.backward()
-            self.temperature_optimizer.step()
+            gradient_step(self.temperature_optimizer, temperature_loss)
 
         soft_update(self.critic_target, self.critic, cfg.tau)
         metrics = {
@@ -299,11 +315,6 @@ class EPIC(Checkpointable):
             metrics["peer_chosen"] = (best > 0).float().mean().item()
         return metrics
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        """Deterministic action tanh(μ(s)) in [-1, 1] for raw (obs_dim,) or (n, obs_dim) observations."""
-        x = np.asarray(obs, dtype=np.float32)
-        device = self.normalizer.mean.device
-        with torch.no_grad():
-            mu, _ = self.policy(self.normalizer(torch.as_tensor(x, device=device).reshape(-1, x.shape[-1])))
-        a = torch.tanh(mu).clamp(-1.0, 1.0).cpu().numpy()
-        return a[0] if x.ndim == 1 else a
+    def deterministic_action(self, obs: torch.Tensor) -> torch.Tensor:
+        """tanh(μ(s)), the mean action, for normalized states: (B, obs_dim) -> (B, act_dim)."""
+        return torch.tanh(self.policy(obs)[0])

@@ -8,8 +8,9 @@ Choice: the policy is deterministic (tanh MLP), so the advantage-weighted log-li
 becomes an advantage-weighted squared error (CORL's `DeterministicPolicy` option) — faster than the
 Gaussian policy and deterministic at evaluation. τ = 0.7, β = 3, weights clipped at 100 (the paper's
 MuJoCo settings). The paper's cosine decay of the actor learning rate is not used. States are
-normalized by dataset mean/std; reward scaling (1000 / return range on locomotion) belongs to the
-sampler (`BatchSampler(reward_scale=return_range_reward_scale(...))`).
+normalized by dataset mean/std. Reward scaling (1000 / return range on locomotion) is a config field
+(`return_range_scaling`) that the sampler applies (`BatchSampler(reward_scale=...)`). The update
+draws no random numbers, so IQL keeps no generator.
 """
 
 from __future__ import annotations
@@ -17,48 +18,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
+from iclr26.core.validation import check_interval
 from iclr26.pic.algorithms.common import (
+    ActorCriticConfig,
+    AlgorithmBase,
     Batch,
-    Checkpointable,
+    StateNormalization,
     StateNormalizer,
-    act_numpy,
-    build_networks,
-    check_config,
-    frozen_copy,
-    generator_for,
+    gradient_step,
     state_action,
 )
-from iclr26.pic.networks import EnsembleMLP, soft_update
+from iclr26.pic.networks import EnsembleMLP, critic_spec, frozen_copy, soft_update, tanh_policy_spec
 
 
 @dataclass(frozen=True)
-class IQLConfig:
+class IQLConfig(StateNormalization, ActorCriticConfig):
     """IQL hyper-parameters; defaults are the paper's MuJoCo settings (Kostrikov et al. 2022, App. B)."""
 
-    actor_lr: float = 3e-4  # Adam learning rate of the policy
-    critic_lr: float = 3e-4  # Adam learning rate of the Q critics
-    value_lr: float = 3e-4  # Adam learning rate of V
-    hidden: tuple[int, ...] = (256, 256)  # hidden widths of all networks
-    batch_size: int = 256  # minibatch size (used by whoever builds the sampler)
-    gamma: float = 0.99  # discount
-    tau: float = 5e-3  # target-critic Polyak rate
-    expectile: float = 0.7  # τ of the expectile regression for V
-    temperature: float = 3.0  # β, inverse temperature of the advantage weights
-    max_weight: float = 100.0  # advantage weights exp(β·A) are clipped at this value
-    normalize_states: bool = True  # normalize states by dataset mean/std
+    value_lr: float = 3e-4
+    """Adam learning rate of V"""
+    expectile: float = 0.7
+    """τ of the expectile regression for V (Eq. 5)"""
+    temperature: float = 3.0
+    """β, inverse temperature of the advantage weights (Eq. 7)"""
+    max_weight: float = 100.0
+    """advantage weights exp(β·A) are clipped at this value"""
+    return_range_scaling: bool = True
+    """train on rewards scaled by 1000 / (max − min episode return), IQL's locomotion setting (applied
+    by whoever builds the sampler: `return_range_reward_scale`)"""
 
     def __post_init__(self) -> None:
-        check_config(self)
-        if not 0.0 < self.expectile < 1.0:
-            raise ValueError(f"expectile must be in (0, 1), got {self.expectile}")
-        if self.value_lr <= 0 or self.temperature < 0 or self.max_weight <= 0:
-            raise ValueError(
-                f"value_lr and max_weight must be > 0 and temperature >= 0, got "
-                f"{self.value_lr}, {self.max_weight}, {self.temperature}"
-            )
+        super().__post_init__()
+        check_interval("IQLConfig.expectile", self.expectile, 0.0, 1.0, closed=(False, False))
+        check_interval("IQLConfig.value_lr", self.value_lr, 0.0, closed=(False, True))
+        check_interval("IQLConfig.temperature", self.temperature, 0.0)
+        check_interval("IQLConfig.max_weight", self.max_weight, 0.0, closed=(False, True))
 
 
 def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
@@ -72,9 +68,11 @@ def awr_weights(advantage: torch.Tensor, temperature: float, max_weight: float) 
     return torch.exp(temperature * advantage).clamp(max=max_weight)
 
 
-class IQL(Checkpointable):
+class IQL(AlgorithmBase):
     """IQL update rule over given networks and optimizers."""
 
+    config_cls = IQLConfig
+    config: IQLConfig
     MODULES = ("actor", "critic", "critic_target", "value", "normalizer")
     OPTIMIZERS = ("actor_optimizer", "critic_optimizer", "value_optimizer")
 
@@ -88,83 +86,50 @@ class IQL(Checkpointable):
         critic_optimizer: torch.optim.Optimizer,
         value_optimizer: torch.optim.Optimizer,
         normalizer: StateNormalizer,
-        generator: torch.Generator,
     ) -> None:
-        self.config = config
+        super().__init__(config, normalizer)
         self.actor, self.value = actor, value
         self.critic, self.critic_target = critic, frozen_copy(critic)
         self.actor_optimizer = actor_optimizer
         self.critic_optimizer = critic_optimizer
         self.value_optimizer = value_optimizer
-        self.normalizer = normalizer
-        self.generator = generator  # unused by the update; kept so every algorithm checkpoints alike
-        self.total_it = 0
 
     @classmethod
-    def create(
-        cls,
-        obs_dim: int,
-        act_dim: int,
-        config: Any = None,
-        *,
-        seed: int = 0,
-        device: str | torch.device = "cpu",
-    ) -> IQL:
-        """Default networks (tanh policy, twin-critic ensemble, V) and Adam optimizers, seeded by `seed`."""
-        cfg = config if config is not None else IQLConfig()
-        nets = build_networks(
-            seed,
-            device,
-            actor=dict(in_dim=obs_dim, out_dim=act_dim, hidden=cfg.hidden, output="tanh"),
-            critic=dict(in_dim=obs_dim + act_dim, out_dim=1, hidden=cfg.hidden, ensemble=2),
-            value=dict(in_dim=obs_dim, out_dim=1, hidden=cfg.hidden),
-        )
-        return cls(
-            cfg,
-            nets["actor"],
-            nets["critic"],
-            nets["value"],
-            torch.optim.Adam(nets["actor"].parameters(), lr=cfg.actor_lr),
-            torch.optim.Adam(nets["critic"].parameters(), lr=cfg.critic_lr),
-            torch.optim.Adam(nets["value"].parameters(), lr=cfg.value_lr),
-            StateNormalizer(obs_dim).to(device),
-            generator_for(device, seed + 1),
-        )
+    def network_specs(cls, obs_dim: int, act_dim: int, cfg: IQLConfig) -> dict[str, dict[str, Any]]:
+        """A tanh policy, the twin critics (one 2-member ensemble) and V."""
+        return {
+            "actor": tanh_policy_spec(obs_dim, act_dim, cfg.hidden),
+            "critic": critic_spec(obs_dim, act_dim, cfg.hidden, ensemble=2),
+            "value": dict(in_dim=obs_dim, out_dim=1, hidden=cfg.hidden),
+        }
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One step of V (expectile), Q (TD onto V) and π (advantage-weighted regression), then targets."""
         cfg = self.config
         self.total_it += 1
-        obs = self.normalizer(batch["observations"])
-        next_obs = self.normalizer(batch["next_observations"])
+        obs, next_obs = self.normalized_states(batch)
         a = batch["actions"]
 
         # V: expectile regression onto the target critics' min
         with torch.no_grad():
-            q_target = self.critic_target(state_action(obs, a)).squeeze(-1).amin(0)  # (B,)
-        v = self.value(obs)[0, :, 0]
+            q_target = self.critic_target.min_value(state_action(obs, a))  # (B,)
+        v = self.value.member_value(obs)
         value_loss = expectile_loss(q_target - v, cfg.expectile)  # Eq. (5)
-        self.value_optimizer.zero_grad(set_to_none=True)
-        value_loss.backward()
-        self.value_optimizer.step()
+        gradient_step(self.value_optimizer, value_loss)
         advantage = (q_target - v).detach()
 
         # Q: TD onto V(s'), each critic its own MSE
         with torch.no_grad():
-            y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * self.value(next_obs)[0, :, 0]
-        q = self.critic(state_action(obs, a)).squeeze(-1)  # (2, B)
+            y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * self.value.member_value(next_obs)
+        q = self.critic.values(state_action(obs, a))  # (2, B)
         critic_loss = ((q - y) ** 2).mean(1).sum()  # Eq. (6)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        gradient_step(self.critic_optimizer, critic_loss)
 
         # π: advantage-weighted regression (deterministic policy: weighted squared error)
         weights = awr_weights(advantage, cfg.temperature, cfg.max_weight)
-        pi = self.actor(obs)[0]
+        pi = self.actor.single(obs)
         actor_loss = (weights * (pi - a).pow(2).sum(-1)).mean()  # Eq. (7)
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        actor_loss.backward()
-        self.actor_optimizer.step()
+        gradient_step(self.actor_optimizer, actor_loss)
 
         soft_update(self.critic_target, self.critic, cfg.tau)
         return {
@@ -173,7 +138,3 @@ class IQL(Checkpointable):
             "actor_loss": actor_loss.item(),
             "advantage": advantage.mean().item(),
         }
-
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        """Deterministic action π(s) in [-1, 1] for raw (obs_dim,) or (n, obs_dim) observations."""
-        return act_numpy(self.actor, self.normalizer, obs)

@@ -34,10 +34,14 @@ cost (11x the rows of a critic forward at K = 10). Scoring modes (`score_dtype`,
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in
 from iclr26.pic.algorithms.common import Batch, require_peers, state_action
 from iclr26.pic.algorithms.td3_bc import TD3BC, TD3BCConfig, q_normalizer
 from iclr26.pic.networks import EnsembleMLP
@@ -47,15 +51,18 @@ from iclr26.pic.networks import EnsembleMLP
 class PICConfig(TD3BCConfig):
     """PIC-TD3 hyper-parameters: TD3+BC's plus the peer-constraint weight."""
 
-    delta: float = 1.0  # δ, weight of the peer constraint (the paper uses 1–3)
-    squared: bool = False  # False: ‖π(s) − a*‖ as the paper writes it; True: the squared norm
-    score_dtype: str = "auto"  # candidate screen: "auto", "bfloat16" (autocast) or "float32" (exact)
-    rerank_top: int = 2  # with bf16: re-score this many top candidates in float32 (0: bf16 argmax)
+    delta: float = 1.0
+    """δ, weight of the peer constraint (the paper uses 1–3)"""
+    squared: bool = False
+    """False: ‖π(s) − a*‖ as the paper writes it; True: the squared norm"""
+    score_dtype: str = "auto"
+    """candidate screen: "auto" (bf16 only where native), "bfloat16" (autocast) or "float32" (exact)"""
+    rerank_top: int = 2
+    """with bf16: re-score this many top candidates in float32 (0: the bf16 argmax alone)"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.delta < 0:
-            raise ValueError(f"delta must be >= 0, got {self.delta}")
+        check_delta(self.delta)
         check_scoring(self.score_dtype, self.rerank_top)
 
 
@@ -102,18 +109,26 @@ def resolve_score_dtype(score_dtype: str, device: torch.device | str) -> str:
 
 
 def check_scoring(score_dtype: str, rerank_top: int) -> None:
-    """Raise ValueError on an unknown scoring dtype or a negative re-rank count."""
-    if score_dtype not in SCORE_DTYPES:
-        raise ValueError(f"score_dtype must be one of {SCORE_DTYPES}, got {score_dtype!r}")
+    """Raise ConfigError on an unknown scoring dtype or a re-rank count other than 0 or >= 2."""
+    check_in("score_dtype", score_dtype, SCORE_DTYPES)
     if isinstance(rerank_top, bool) or not isinstance(rerank_top, int) or rerank_top < 0 or rerank_top == 1:
         # re-ranking only the bf16 winner would cost a float32 call and change nothing
-        raise ValueError(f"rerank_top must be 0 (bf16 argmax) or an int >= 2, got {rerank_top!r}")
+        raise ConfigError(f"rerank_top must be 0 (bf16 argmax) or an int >= 2, got {rerank_top!r}")
+
+
+def check_delta(delta: float) -> None:
+    """Raise ConfigError unless the peer-constraint weight δ is a finite number >= 0."""
+    ok = isinstance(delta, int | float) and not isinstance(delta, bool) and math.isfinite(delta)
+    if not (ok and delta >= 0):
+        raise ConfigError(f"delta must be >= 0 (a finite number), got {delta!r}")
 
 
 def min_q(
     critic: EnsembleMLP, obs: torch.Tensor, candidates: torch.Tensor, bf16: bool = False
 ) -> torch.Tensor:
-    """min_i Q_i(s, a') for every candidate: obs (B, obs), candidates (B, M, act) -> (B, M), float32."""
+    """min_i Q_i(s, a') for every candidate: obs (B, obs), candidates (B, M, act) -> (B, M), float32.
+
+    `critic` is any module mapping (n, obs + act) to (E, n, 1), an `EnsembleMLP` or a test double."""
     b, m, _ = candidates.shape
     pairs = state_action(obs.unsqueeze(1), candidates).reshape(b * m, -1)  # (B·M, obs+act)
     with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -176,16 +191,14 @@ def pic_actor_loss(
 class PIC(TD3BC):
     """PIC-TD3: TD3+BC's update with the behaviour-cloning term replaced by the peer constraint."""
 
+    config_cls = PICConfig
     config: PICConfig
 
-    def __init__(self, config: PICConfig, actor: EnsembleMLP, critic: EnsembleMLP, *rest: object) -> None:
-        device = next(critic.parameters()).device
-        config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
-        super().__init__(config, actor, critic, *rest)  # type: ignore[arg-type]
-
-    @staticmethod
-    def default_config() -> PICConfig:
-        return PICConfig()
+    def __init__(self, config: PICConfig, *parts: Any, **named_parts: Any) -> None:
+        """TD3+BC's parts; `score_dtype="auto"` is resolved for the critics' device."""
+        super().__init__(config, *parts, **named_parts)
+        device = next(self.critic.parameters()).device
+        self.config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
 
     def actor_objective(self, obs: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
         """PIC-TD3's actor loss on a normalized-state batch, and its metrics."""
@@ -194,8 +207,8 @@ class PIC(TD3BC):
         a_star, best = max_min_q_action(
             self.critic, obs, batch["actions"], peer_actions, cfg.score_dtype, cfg.rerank_top
         )
-        pi = self.actor(obs)[0]
-        q1_pi = self.critic(state_action(obs, pi))[0, :, 0]
+        pi = self.actor.single(obs)
+        q1_pi = self.critic.member_value(state_action(obs, pi), 0)  # Q1 only, as in TD3
         loss = pic_actor_loss(q1_pi, pi, a_star, cfg.alpha, cfg.delta, cfg.squared)
         return loss, {
             "actor_loss": loss.item(),

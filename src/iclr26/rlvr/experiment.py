@@ -1,0 +1,272 @@
+"""One RLVR experiment, the harness `scaf_grpo` and `repro_reward` share: warm-start a policy on easy
+problems, then train each method's GRPO arm from a copy of it for several seeds under the same
+rollout budget, and evaluate every arm on the same held-out problems per level.
+
+A system's config extends `RLVRConfig` (the policy, the warm start, GRPO, the levels and the
+evaluation budget) with its own fields. A method is plain GRPO plus what its `ArmSetup` attaches to
+the fresh trainer (a `guide` or `token_advantages` hook) and returns as an `Arm`: extra metrics per
+step, state to keep in the checkpoint, a summary to keep with the results.
+
+Randomness comes from named seed streams (`SEED_STREAMS`): each is an offset added to the run's
+seed or to the level, so every arm of one seed sees the same questions and evaluation samples,
+and the held-out problems of a level are the same for every seed and arm.
+
+Finished (method, seed) runs are kept as `rl/<method>-s<seed>.json` in the run folder and reused;
+an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+from iclr26.core.device import resolve_device
+from iclr26.core.distributed import init_distributed
+from iclr26.core.seeding import set_seed
+from iclr26.core.system import RunContext
+from iclr26.core.validation import check_in, check_int
+from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
+from iclr26.rlvr.loop import train_steps
+from iclr26.rlvr.policies import PolicyConfig, policy_from_config
+from iclr26.rlvr.policy import Policy
+from iclr26.rlvr.sft import HintSampler, SFTConfig, Transform, pretrain
+from iclr26.rlvr.tasks import GENERATORS, Problem, check_levels, make_problems
+
+
+@dataclass(frozen=True)
+class SeedStream:
+    """How one stream's seed is derived: `offset + key`, the key being the run's seed or a level."""
+
+    offset: int
+    key: Literal["seed", "level"]
+    use: str
+
+
+SEED_STREAMS: dict[str, SeedStream] = {
+    "init": SeedStream(0, "seed", "the global torch / NumPy seed, set once: the policy's initial weights"),
+    "pretrain": SeedStream(0, "seed", "the warm start's batches"),
+    "rl": SeedStream(0, "seed", "one RL run: its questions' levels and problems, and its rollouts"),
+    "eval": SeedStream(10_000, "seed", "the samples drawn when evaluating after RL with that seed"),
+    "heldout": SeedStream(99_000, "level", "the held-out problems of a level (every seed and arm)"),
+}
+
+
+def stream_seed(stream: str, key: int) -> int:
+    """The seed of `stream` (a name in `SEED_STREAMS`) for `key`: the run's seed, or the level."""
+    check_in("stream", stream, SEED_STREAMS)
+    check_int(SEED_STREAMS[stream].key, key, 0)
+    return SEED_STREAMS[stream].offset + key
+
+
+@dataclass(frozen=True)
+class RLVRConfig:
+    """The experiment's settings; a system's config extends it with its own."""
+
+    seed: int = 0
+    """seed of the warm start and of the first RL run (rlvr.experiment.SEED_STREAMS)"""
+    seeds: int = 1
+    """independent RL runs per method, seeds seed, seed + 1, ... (the pretrained model is shared)"""
+    task: str = "addition"
+    """the RL task: addition, multiplication or countdown (rlvr.tasks)"""
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """the policy: a character transformer, SmolLM2 or a local checkpoint"""
+    sft: SFTConfig = field(default_factory=lambda: SFTConfig(batch_size=32))
+    """the supervised warm start"""
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    """GRPO, the same for every method"""
+    rl_steps: int = 100
+    """GRPO updates per (method, seed)"""
+    train_levels: tuple[int, ...] = (2, 3)
+    """RL problems: each question's level is drawn uniformly from these"""
+    eval_levels: tuple[int, ...] = (1, 2, 3)
+    """levels evaluated after the warm start and after RL"""
+    eval_problems: int = 48
+    """held-out problems per evaluated level"""
+    eval_k: int = 8
+    """samples per held-out problem (pass@1 is their mean)"""
+    device: str = "cpu"
+    """torch device: cpu, cuda, cuda:N or auto (under torchrun: one GPU per process)"""
+    threads: int = 2
+    """CPU threads torch may use"""
+
+    def __post_init__(self) -> None:
+        check_in("task", self.task, GENERATORS)
+        for name in ("train_levels", "eval_levels"):
+            check_levels(self.task, name, getattr(self, name))
+        for name in ("seeds", "rl_steps", "eval_problems", "eval_k", "threads"):
+            check_int(name, getattr(self, name), 1)
+        check_int("seed", self.seed, 0)
+
+
+# The `smoke` presets' tiny experiment (seconds on a CPU, every code path), as changes to an
+# `RLVRConfig`; a system's smoke preset adds its own levels and steps.
+SMOKE_SIZE: dict[str, Any] = {
+    "policy.dim": 32,
+    "policy.layers": 1,
+    "policy.heads": 2,
+    "sft.steps": 20,
+    "sft.batch_size": 16,
+    "grpo.questions_per_step": 2,
+    "grpo.group_size": 4,
+    "grpo.max_new_tokens": 48,
+    "eval_problems": 4,
+    "eval_k": 2,
+}
+
+# The `paper` presets' scale with the checkpoint we ship: SmolLM2-135M-Instruct in bf16 on a GPU,
+# 3 seeds of 500 RL steps × 32 questions; a system's paper preset adds its own mix and levels.
+SMOLLM2_SCALE: dict[str, Any] = {
+    "seeds": 3,
+    "policy.model": "smollm2",
+    "policy.dtype": "bfloat16",
+    "sft.steps": 2000,
+    "sft.batch_size": 64,
+    "sft.lr": 2e-5,
+    "rl_steps": 500,
+    "grpo.questions_per_step": 32,
+    "grpo.lr": 1e-6,
+    "grpo.max_new_tokens": 160,
+    "eval_problems": 200,
+    "device": "cuda",
+}
+
+
+@dataclass
+class Arm:
+    """What a method adds to plain GRPO in one (method, seed) run."""
+
+    record: Callable[[], dict[str, float]] | None = None
+    """metrics added to each step's"""
+    save_extra: Callable[[], dict[str, Any]] | None = None
+    """state of the method's own kept in the checkpoint"""
+    load_extra: Callable[[dict[str, Any]], None] | None = None
+    """restores that state from a checkpoint"""
+    summary: Callable[[], dict[str, Any]] | None = None
+    """kept with the results as `extra` once the run is done"""
+
+
+# (method, a fresh trainer on a copy of the pretrained policy) -> its Arm; may set the trainer's
+# `guide` / `token_advantages` hooks
+ArmSetup = Callable[[str, GRPOTrainer], Arm]
+# (trainer, the held-out problems of one level, the evaluation stream) -> metrics of that level
+Score = Callable[[GRPOTrainer, list[Problem], torch.Generator], dict[str, float]]
+
+
+def launched() -> bool:
+    """True under torchrun/accelerate (more than one process described in the environment)."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+class Experiment:
+    """The warm-started policy of one run of `cfg`, and the GRPO arms trained from it.
+
+    Sets torch's threads and the global seed, then builds the policy on `cfg.device`; with
+    `data_parallel`, a run under torchrun joins the process group first (GRPO then trains
+    data-parallel: `rlvr.grpo.GRPOTrainer`).
+    """
+
+    def __init__(self, cfg: RLVRConfig, ctx: RunContext, *, data_parallel: bool = False) -> None:
+        if not isinstance(cfg, RLVRConfig):
+            raise TypeError(f"cfg must be an RLVRConfig, got {type(cfg).__name__}")
+        self.cfg, self.ctx = cfg, ctx
+        torch.set_num_threads(cfg.threads)
+        if data_parallel and launched():
+            device = init_distributed(cfg.device).device
+        else:
+            device = resolve_device(cfg.device)
+        set_seed(stream_seed("init", cfg.seed))
+        self.policy: Policy = policy_from_config(cfg.policy, device)
+
+    def pretrain(
+        self, *, hint_sampler: HintSampler | None = None, transform: Transform | None = None
+    ) -> dict[str, float]:
+        """The warm start of `self.policy` (resumable from the run folder); its final loss and time."""
+        with self.ctx.progress("pretraining (steps)", total=self.cfg.sft.steps) as advance:
+            return pretrain(
+                self.policy,
+                self.cfg.sft,
+                seed=stream_seed("pretrain", self.cfg.seed),
+                hint_sampler=hint_sampler,
+                transform=transform,
+                checkpoint=self.ctx.checkpoint_dir / "sft.pt",
+                on_step=advance,
+            )
+
+    def trainer(self, policy: Policy | None = None) -> GRPOTrainer:
+        """A GRPO trainer with `cfg.grpo` on `policy` (default: the pretrained policy itself)."""
+        return GRPOTrainer(self.policy if policy is None else policy, self.cfg.grpo)
+
+    def heldout(self, level: int) -> list[Problem]:
+        """The held-out evaluation problems of `level`."""
+        cfg = self.cfg
+        return make_problems(cfg.task, level, cfg.eval_problems, seed=stream_seed("heldout", level))
+
+    def evaluate(
+        self, trainer: GRPOTrainer, seed: int, score: Score | None = None
+    ) -> dict[str, dict[str, float]]:
+        """`score` of `trainer` on each evaluated level's held-out problems, keyed by str(level);
+        the default score is `GRPOTrainer.evaluate` (pass@1, pass@k, greedy) with k = `eval_k`."""
+        if score is None:
+
+            def score(t: GRPOTrainer, problems: list[Problem], gen: torch.Generator) -> dict[str, float]:
+                return t.evaluate(problems, self.cfg.eval_k, gen)
+
+        gen = torch.Generator().manual_seed(stream_seed("eval", seed))
+        return {str(level): score(trainer, self.heldout(level), gen) for level in self.cfg.eval_levels}
+
+    def run_arms(
+        self,
+        methods: Sequence[str],
+        setup: ArmSetup,
+        *,
+        score: Score | None = None,
+        describe: Callable[[dict[str, Any]], str] | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Train and evaluate every method for every seed, seed after seed; per method, one record
+        per seed: `eval` (as `evaluate`), `history` (metrics per step), `extra` (the arm's summary).
+
+        `describe(record)` gives the text logged after each run.
+        """
+        cfg, ctx = self.cfg, self.ctx
+        records: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+        with ctx.progress("RL (steps)", total=len(methods) * cfg.seeds * cfg.rl_steps) as advance:
+            for seed in range(cfg.seed, cfg.seed + cfg.seeds):
+                for method in methods:
+                    name = f"{method.replace('+', '_')}-s{seed}"
+                    done = ctx.out_dir / "rl" / f"{name}.json"
+                    if done.exists():
+                        rec = json.loads(done.read_text())
+                        advance(cfg.rl_steps)
+                    else:
+                        trainer = self.trainer(copy.deepcopy(self.policy))
+                        arm = setup(method, trainer)
+                        history = train_steps(
+                            trainer,
+                            cfg.task,
+                            cfg.train_levels,
+                            cfg.rl_steps,
+                            stream_seed("rl", seed),
+                            ctx.checkpoint_dir / f"{name}.pt",
+                            advance,
+                            record=arm.record,
+                            save_extra=arm.save_extra,
+                            load_extra=arm.load_extra,
+                        )
+                        extra = arm.summary() if arm.summary else {}
+                        rec = {
+                            "eval": self.evaluate(trainer, seed, score),
+                            "history": history,
+                            "extra": extra,
+                        }
+                        done.parent.mkdir(exist_ok=True)
+                        done.write_text(json.dumps(rec))
+                    records[method].append(rec)
+                    if describe is not None:
+                        ctx.log(f"{method} seed {seed}: {describe(rec)}")
+        return records

@@ -1,0 +1,92 @@
+"""The shared RLVR experiment harness: named seed streams, evaluation, arms and their reuse."""
+
+import dataclasses
+
+import pytest
+import torch
+from rich.console import Console
+
+from iclr26.core import ConfigError
+from iclr26.core.system import RunContext
+from iclr26.rlvr.experiment import SEED_STREAMS, Arm, Experiment, RLVRConfig, stream_seed
+from iclr26.rlvr.grpo import GRPOConfig
+from iclr26.rlvr.policies import PolicyConfig
+from iclr26.rlvr.sft import SFTConfig
+from iclr26.rlvr.tasks import make_problems
+
+
+def _cfg(**changes) -> RLVRConfig:
+    base = RLVRConfig(
+        policy=PolicyConfig(dim=32, layers=1, heads=2, max_len=96),
+        sft=SFTConfig(steps=2, batch_size=4),
+        grpo=GRPOConfig(group_size=2, questions_per_step=2, max_new_tokens=8),
+        rl_steps=2,
+        train_levels=(1,),
+        eval_levels=(1, 2),
+        eval_problems=2,
+        eval_k=2,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_seed_streams_keep_the_historic_numbers():
+    # the seeds both systems used before the harness existed: results stay identical
+    assert stream_seed("init", 3) == stream_seed("pretrain", 3) == stream_seed("rl", 3) == 3
+    assert stream_seed("eval", 3) == 10_003
+    assert stream_seed("heldout", 4) == 99_004
+    assert {s.key for s in SEED_STREAMS.values()} == {"seed", "level"}
+    with pytest.raises(ConfigError, match="stream must be one of"):
+        stream_seed("test", 0)
+    with pytest.raises(ConfigError, match="level must be an int >= 0"):
+        stream_seed("heldout", -1)
+
+
+def test_config_checks_name_the_field():
+    with pytest.raises(ConfigError, match="task must be one of"):
+        _cfg(task="chess")
+    with pytest.raises(ConfigError, match="seeds must be an int >= 1, got 0"):
+        _cfg(seeds=0)
+    with pytest.raises(ValueError, match="eval_levels must be non-empty addition levels"):
+        _cfg(eval_levels=())
+
+
+def test_evaluate_uses_the_eval_and_heldout_streams(tmp_path):
+    cfg = _cfg()
+    exp = Experiment(cfg, RunContext(tmp_path, console=Console(quiet=True)))
+    trainer = exp.trainer()
+    got = exp.evaluate(trainer, seed=5)
+    gen = torch.Generator().manual_seed(10_005)
+    want = {
+        str(lv): trainer.evaluate(make_problems("addition", lv, 2, seed=99_000 + lv), 2, gen) for lv in (1, 2)
+    }
+    assert got == want
+    assert exp.heldout(2) == make_problems("addition", 2, 2, seed=99_002)
+
+
+def test_arms_train_every_method_and_seed_and_are_reused(tmp_path):
+    cfg = _cfg(seeds=2, seed=1)
+    ctx = RunContext(tmp_path, console=Console(quiet=True))
+    exp = Experiment(cfg, ctx)
+    exp.pretrain()
+    calls = []
+
+    def setup(method, trainer):
+        calls.append(method)
+        return Arm(record=lambda: {"mine": 1.0}, summary=lambda: {"method": method})
+
+    records = exp.run_arms(("a", "b+c"), setup, describe=lambda rec: "done")
+    assert calls == ["a", "b+c", "a", "b+c"]  # seed after seed
+    assert sorted(p.name for p in (tmp_path / "rl").glob("*.json")) == [
+        "a-s1.json",
+        "a-s2.json",
+        "b_c-s1.json",
+        "b_c-s2.json",
+    ]
+    for method in ("a", "b+c"):
+        assert len(records[method]) == 2
+        for rec in records[method]:
+            assert rec["extra"] == {"method": method}
+            assert [h["step"] for h in rec["history"]] == [1, 2] and rec["history"][0]["mine"] == 1.0
+            assert set(rec["eval"]) == {"1", "2"}
+    again = exp.run_arms(("a", "b+c"), setup)
+    assert calls == ["a", "b+c", "a", "b+c"] and again == records  # finished runs are read back

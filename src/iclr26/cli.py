@@ -71,14 +71,15 @@ def _print_config(name: str, preset: str, overrides: list[str]) -> None:
     table.add_column("field", no_wrap=True)
     for col in ("type", "default", preset, "help"):
         table.add_column(col, overflow="fold")
-    for row in describe_config(config):
+    rows = describe_config(config)
+    for row in rows:
         changed = row.value != row.default
         value = f"[bold]{escape(_show(row.value))}[/]" if changed else escape(_show(row.value))
         table.add_row(row.path, escape(row.type), escape(_show(row.default)), value, escape(row.help))
     console.print(table)
     console.print(
         f"bold: the preset's value differs from the default. Set any field with --set FIELD=VALUE "
-        f"(nested fields with dots, e.g. --set {describe_config(config)[-1].path}=...).",
+        f"(nested fields with dots, e.g. --set {rows[-1].path}=...).",
         highlight=False,
     )
 

@@ -148,34 +148,37 @@ def convert_value(field: str, raw: str, tp: Any) -> Any:
     raise ConfigError(f"field {field!r}: type {_type_name(tp)} cannot be set from the command line")
 
 
+def _leaf_type(config: Any, key: str) -> tuple[str, Any]:
+    """The field name and declared type that the dotted `key` reaches in `config`, or a ConfigError
+    naming the config's fields."""
+    head, dot, rest = key.partition(".")
+    fields = {f.name for f in dataclasses.fields(config) if f.init}
+    if head not in fields:
+        raise ConfigError(
+            f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
+        )
+    if not dot:
+        return head, typing.get_type_hints(type(config))[head]
+    if not dataclasses.is_dataclass(getattr(config, head)):
+        raise ConfigError(f"field {head!r} is not a nested config; use {head}=VALUE")
+    return _leaf_type(getattr(config, head), rest)
+
+
 def apply_overrides(config: C, overrides: Mapping[str, str]) -> C:
     """Return a copy of the frozen dataclass `config` with string `overrides` converted and set.
 
-    Nested dataclass fields are addressed with dots (`critic.width=512`). The dataclass's own
+    Nested dataclass fields are addressed with dots (`critic.width=512`). Each string is converted
+    to its field's declared type, then set with `with_changes`; the dataclasses' own
     `__post_init__` checks run on the result, so cross-field errors surface here too.
     """
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError(f"apply_overrides needs a dataclass instance, got {type(config).__name__}")
-    hints = typing.get_type_hints(type(config))
-    fields = {f.name for f in dataclasses.fields(config) if f.init}
-    changes: dict[str, Any] = {}
-    nested: dict[str, dict[str, str]] = {}
+    changes = {}
     for key, raw in overrides.items():
-        head, dot, rest = key.partition(".")
-        if head not in fields:
-            raise ConfigError(
-                f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
-            )
-        if dot:
-            if not dataclasses.is_dataclass(getattr(config, head)):
-                raise ConfigError(f"field {head!r} is not a nested config; use {head}=VALUE")
-            nested.setdefault(head, {})[rest] = raw
-        else:
-            changes[head] = convert_value(head, raw, hints[head])
-    for head, sub in nested.items():
-        changes[head] = apply_overrides(getattr(config, head), sub)
+        name, tp = _leaf_type(config, key)
+        changes[key] = convert_value(name, raw, tp)
     try:
-        return dataclasses.replace(config, **changes)
+        return with_changes(config, changes)
     except (ValueError, TypeError) as e:
         if isinstance(e, ConfigError):
             raise

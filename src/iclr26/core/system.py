@@ -102,7 +102,7 @@ C = TypeVar("C")
 
 
 def preset_table(
-    bench: C, *, smoke: Mapping[str, Any], demo: Mapping[str, Any], paper: Mapping[str, Any]
+    *, bench: C, smoke: Mapping[str, Any], demo: Mapping[str, Any], paper: Mapping[str, Any]
 ) -> dict[str, C]:
     """A system's four presets, written once as changes to `bench` (the README figures' config):
     `smoke` (seconds, CI), `demo` (the tour: at most 2 minutes on 2 cores), `bench`, `paper` (the

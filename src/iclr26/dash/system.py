@@ -254,7 +254,7 @@ def run(cfg: DashConfig, ctx: RunContext) -> Report:
 
 # The four presets as changes to `bench` (the README figures' config).
 PRESETS = preset_table(
-    with_changes(DashConfig(), {"train.steps": 20}),
+    bench=with_changes(DashConfig(), {"train.steps": 20}),
     smoke={
         "sim.seq_lens": (1024, 2048),
         "sim.r": (0.25,),

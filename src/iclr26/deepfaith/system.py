@@ -280,7 +280,7 @@ def _examples_figure(results: dict, ctx: RunContext) -> str:
 
 
 PRESETS = preset_table(
-    DeepFaithConfig(),  # bench: the README figures
+    bench=DeepFaithConfig(),
     smoke={
         "tasks": ("wine", "digits"),
         "methods": ("saliency", "integrated_gradients", "occlusion", "kernel_shap", "grad_cam"),

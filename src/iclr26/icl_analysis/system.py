@@ -15,6 +15,7 @@ from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.config import with_changes
+from iclr26.core.llm import ChatModel
 from iclr26.core.parallel import parallel_map
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
@@ -27,14 +28,24 @@ from iclr26.icl_analysis.prompts import REASONING, shot_counts
 from iclr26.icl_analysis.tasks import Splits, get_task, make_splits
 
 
+def _task_splits(cfg: ICLConfig, name: str) -> Splits:
+    """Task `name`'s splits at the run's sizes (deterministic from the seed)."""
+    return make_splits(
+        get_task(name),
+        cfg.seed,
+        n_train=cfg.n_train,
+        n_test=cfg.n_test,
+        n_ood=cfg.n_ood,
+        deltas=cfg.ood_deltas,
+    )
+
+
 def _splits(cfg: ICLConfig, ctx: RunContext) -> tuple[dict[str, Splits], Table]:
     rows, out = [], {}
     for name in ctx.track(cfg.tasks, "generating splits"):
         task = get_task(name)
         start = time.perf_counter()
-        s = make_splits(
-            task, cfg.seed, n_train=cfg.n_train, n_test=cfg.n_test, n_ood=cfg.n_ood, deltas=cfg.ood_deltas
-        )
+        s = _task_splits(cfg, name)
         secs = time.perf_counter() - start
         out[name] = s
         mean_len = statistics.fmean(len(i.shown) for i in s.test)
@@ -79,26 +90,27 @@ def _cells(cfg: ICLConfig) -> list[Cell]:
     return cells
 
 
+def _run_cell(cfg: ICLConfig, model: ChatModel, splits: Splits, cell: Cell, apo_prompt: str | None) -> dict:
+    """One cell evaluated with the run's settings; its row (`CellResult.as_dict`)."""
+    n = cfg.reasoning_items if cell.style in REASONING else cfg.items
+    res = evaluate_cell(
+        model, get_task(cell.task), splits, cell, n_items=n, seed=cfg.seed,
+        system=apo_prompt if cell.style == "apo" else None, logprobs=cfg.logprobs,
+        reasoning_tokens=cfg.reasoning_tokens, max_concurrency=cfg.max_concurrency,
+    )  # fmt: skip
+    return res.as_dict()
+
+
 def _cell_job(job: tuple[ICLConfig, Cell, str, str | None]) -> dict:
     """One cell in a Ray task: the splits rebuilt from the seed (deterministic), its own model and
     reply cache; returns the cell's row."""
     from iclr26.core.llm import get_chat_model
 
-    cfg, cell, cache, system = job
-    task = get_task(cell.task)
-    deltas = cfg.ood_deltas
-    splits = make_splits(
-        task, cfg.seed, n_train=cfg.n_train, n_test=cfg.n_test, n_ood=cfg.n_ood, deltas=deltas
-    )
+    cfg, cell, cache, apo_prompt = job
     model = get_chat_model(
         cfg.model, cfg.model_path or None, cache=cache, max_concurrency=cfg.max_concurrency
     )
-    n = cfg.reasoning_items if cell.style in REASONING else cfg.items
-    res = evaluate_cell(
-        model, task, splits, cell, n_items=n, seed=cfg.seed, system=system, logprobs=cfg.logprobs,
-        reasoning_tokens=cfg.reasoning_tokens, max_concurrency=cfg.max_concurrency,
-    )  # fmt: skip
-    return res.as_dict()
+    return _run_cell(cfg, model, _task_splits(cfg, cell.task), cell, apo_prompt)
 
 
 def _sweep(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> tuple[list[dict], float, dict]:
@@ -135,17 +147,11 @@ def _sweep(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> tuple[
         if path.exists():
             results.append(json.loads(path.read_text()))
             continue
-        n = cfg.reasoning_items if cell.style in REASONING else cfg.items
-        system = apo_prompts[cell.task]["prompt"] if cell.style == "apo" else None
-        res = evaluate_cell(
-            model, get_task(cell.task), splits[cell.task], cell, n_items=n, seed=cfg.seed, system=system,
-            logprobs=cfg.logprobs, reasoning_tokens=cfg.reasoning_tokens, max_concurrency=cfg.max_concurrency,
-        )  # fmt: skip
-        row = res.as_dict()
+        row = _run_cell(cfg, model, splits[cell.task], cell, apo_prompts.get(cell.task, {}).get("prompt"))
         write_text_atomic(path, json.dumps(row))
         results.append(row)
-        prompts += res.score.n
-        seconds += res.seconds
+        prompts += row["n"]
+        seconds += row["seconds"]
     return results, (prompts / seconds if seconds else float("nan")), apo_prompts
 
 
@@ -326,7 +332,7 @@ _BENCH = with_changes(
      "gpt.steps": 400},
 )  # fmt: skip
 PRESETS = preset_table(
-    _BENCH,
+    bench=_BENCH,
     smoke={
         "tasks": ("parity", "stack"),
         "styles": ("modus_ponens",),

@@ -197,7 +197,7 @@ def _scaling_figure(points, cfg: LaplacianFormerConfig, ctx: RunContext) -> str:
 
 
 PRESETS = preset_table(
-    LaplacianFormerConfig(),  # bench: the README figures
+    bench=LaplacianFormerConfig(),
     smoke={
         "seeds": 1,
         "tasks": ("lfw",),

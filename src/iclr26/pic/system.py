@@ -220,7 +220,7 @@ def _curves(results: dict[tuple[str, str], list[dict]], cfg: PICSystemConfig, ct
 
 
 PRESETS = preset_table(
-    PICSystemConfig(),  # the README figures
+    bench=PICSystemConfig(),
     smoke=dict(
         generation="smoke",
         datasets=("medium",),

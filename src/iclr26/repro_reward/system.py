@@ -181,7 +181,7 @@ def _curves(histories: dict[str, list[list[dict]]], ctx: RunContext) -> str:
 
 
 PRESETS = preset_table(
-    ReProSystemConfig(),  # bench: the README figures
+    bench=ReProSystemConfig(),
     smoke={
         **SMOKE_SIZE,
         "rl_steps": 3,

@@ -182,7 +182,7 @@ def _smooth(xs: list[float], w: int = 5) -> list[float]:
 
 
 PRESETS = preset_table(
-    ScafGRPOConfig(),  # bench: the README figures
+    bench=ScafGRPOConfig(),
     smoke={
         **SMOKE_SIZE,
         "rl_steps": 4,

@@ -472,7 +472,7 @@ def _plot(results: dict[str, Any], cfg: TieredPruningConfig, path: Path) -> None
 # ---------------------------------------------------------------------------------------- presets
 
 PRESETS = preset_table(
-    TieredPruningConfig(),  # bench: the README figures
+    bench=TieredPruningConfig(),
     smoke={
         "sizes": (12,),
         "per_tier": 4,

@@ -154,7 +154,7 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
 
 
 PRESETS = preset_table(
-    VFFConfig(),  # bench: the README figures
+    bench=VFFConfig(),
     smoke={
         "test_photos": ("rocket",),
         "clips": ("bikes",),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -58,7 +59,7 @@ def kl_rows(p: Sequence[Sequence[float]], q: Sequence[Sequence[float]]) -> float
     return total / len(p)
 
 
-class Task:
+class Task(ABC):
     """A task family. Subclasses set `name` and `binary` and implement `sample`, `check` and
     `transitions`; `generate` and `splits` are shared."""
 
@@ -66,17 +67,17 @@ class Task:
     binary: ClassVar[bool] = True
     description: ClassVar[str] = ""  # one line: what decides the label (our wording)
 
+    @abstractmethod
     def transitions(self, delta: float) -> list[list[float]]:
         """The generator's probability rows under Q(δ) (Q(0) = P), one row per state."""
-        raise NotImplementedError
 
+    @abstractmethod
     def sample(self, rng: random.Random, delta: float, positive: bool) -> str | None:
         """One string from the positive (or negative) generator under Q(δ), or None when rejected."""
-        raise NotImplementedError
 
+    @abstractmethod
     def check(self, entry: str) -> int:
         """The label computed directly from the string (independent of the generator)."""
-        raise NotImplementedError
 
     def query(self, entry: str) -> str:
         """What the model is shown for `entry` (the entry itself, but for VM-Sum)."""

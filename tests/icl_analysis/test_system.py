@@ -46,3 +46,23 @@ def test_config_errors_name_fields():
         SYSTEM.config("smoke", {"model": "gpt-5"})
     with pytest.raises(ConfigError, match=r"apo\.|beam must be an int >= 1"):
         SYSTEM.config("smoke", {"apo.beam": "0"})
+
+
+def test_ray_sweep_gives_the_serial_rows(tmp_path):
+    """`parallel=ray` runs each cell in its own Ray task, with its own model and reply cache; greedy
+    replies make its rows the serial sweep's rows."""
+    ray = pytest.importorskip("ray")
+    overrides = {"tasks": "parity", "baselines": "", "gpt_tasks": "", "n_train": "20", "n_test": "10"}
+    serial, _ = run_system(SYSTEM, "smoke", overrides, out=tmp_path / "serial")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        spread, run_dir = run_system(SYSTEM, "smoke", {**overrides, "parallel": "ray"}, out=tmp_path / "ray")
+    finally:
+        ray.shutdown()
+
+    def cells(record):
+        table = next(t for t in record.report.tables if t.title.startswith("Language model"))
+        return table.rows
+
+    assert cells(spread) == cells(serial) and len(cells(serial)) == 2
+    assert len(list((run_dir / "checkpoints" / "cells").glob("*.sqlite"))) == 2  # one cache per cell

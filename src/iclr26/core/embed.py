@@ -18,6 +18,7 @@ use; when one is missing the error is a one-line `MissingEmbedDependency` with t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.metadata
@@ -27,7 +28,7 @@ import shutil
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -161,14 +162,24 @@ def _load(folder: str, device: str, normalize: bool) -> SentenceTransformer:
         full = _load(folder, device, True)
         pooled = [module for module in full if type(module).__name__ != "Normalize"]
         return st.SentenceTransformer(modules=pooled, device=device)
+    with quiet_transformers():
+        return st.SentenceTransformer(folder, device=device, local_files_only=True)
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Inside: transformers prints errors only, and no "Loading weights" bar or load report (a
+    fine-tuning head's "newly initialised" notice included); the settings are restored after."""
     _require("transformers", "transformers")
     from transformers.utils import logging as hf_logging
 
-    bar_was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # the "Loading weights" bar, printed on every load
+    bar_was_on, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     try:
-        return st.SentenceTransformer(folder, device=device, local_files_only=True)
+        yield
     finally:
+        hf_logging.set_verbosity(level)
         if bar_was_on:
             hf_logging.enable_progress_bar()
 

@@ -11,9 +11,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iclr26.core.llm import ChatModel, Completion, Message
-from iclr26.core.llm.base import LLMConnectionError, LLMError
-from iclr26.core.llm.pool import chat_many
+from iclr26.core.llm import ChatModel, Message
+from iclr26.core.llm.pool import RefusalsAsEmpty, chat_many
 from iclr26.core.seeding import derive_seed
 from iclr26.icl_analysis.prompts import REASONING, build_messages, exemplars, max_tokens
 from iclr26.icl_analysis.scoring import Score, parse_reply, score
@@ -96,23 +95,6 @@ def label_logprob_choice(model: ChatModel, messages: Sequence[Message], top: int
     return int(best[1] > best[0])
 
 
-class _Refusing:
-    """Wraps a model so that a request the server refuses (a prompt over its context, say) reads as
-    an empty reply, which the scoring modes treat as unparsed; a lost connection still raises."""
-
-    def __init__(self, model: ChatModel) -> None:
-        self.model, self.refused = model, 0
-
-    def chat(self, messages: Sequence[Message], **kw: object) -> list[Completion]:
-        try:
-            return self.model.chat(messages, **kw)
-        except LLMConnectionError:
-            raise
-        except LLMError:
-            self.refused += 1
-            return [Completion("", finish_reason="error")]
-
-
 def evaluate_cell(
     model: ChatModel,
     task: Task,
@@ -135,7 +117,7 @@ def evaluate_cell(
     reasoning = cell.style in REASONING
     budget = reasoning_tokens if reasoning and reasoning_tokens else max_tokens(cell.style)
     requests = [{"messages": m, "max_tokens": budget, "temperature": 0.0} for m, _ in chats]
-    guarded = _Refusing(model)
+    guarded = RefusalsAsEmpty(model)
     replies = [c[0].text for c in chat_many(guarded, requests, max_concurrency=max_concurrency)]
     preds = [parse_reply(r, reasoning=reasoning, binary=task.binary) for r in replies]
     lp = None

@@ -29,7 +29,7 @@ from iclr26.core.llm.cache import CachedChatModel, ResponseCache
 from iclr26.core.llm.embedded import EmbeddedChatModel, shared_embedded_model, smollm2_gguf_path
 from iclr26.core.llm.http import OpenAIChatModel
 from iclr26.core.llm.images import has_images, image_part, text_part, user_message
-from iclr26.core.llm.pool import chat_many
+from iclr26.core.llm.pool import RefusalsAsEmpty, chat_many
 from iclr26.core.llm.usage import Usage, UsageMeter
 
 BACKENDS = ("auto", "http", "embedded", "transformers")
@@ -79,6 +79,7 @@ __all__ = [
     "LLMUnsupported",
     "Message",
     "OpenAIChatModel",
+    "RefusalsAsEmpty",
     "ResponseCache",
     "TextStream",
     "TokenLogprob",

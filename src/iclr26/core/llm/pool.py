@@ -4,6 +4,9 @@
 answers in request order. The HTTP backend keeps its own bound too (`max_concurrency` on
 `OpenAIChatModel`), so several pools over one server never exceed it; the embedded llama.cpp
 server decodes up to `n_parallel` requests together.
+
+`RefusalsAsEmpty(model)` turns a request the server refuses (a prompt over its context, say) into
+an empty reply and counts it, for harnesses whose parsers treat an empty reply as unparsed.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from iclr26.core.errors import UserError
-from iclr26.core.llm.base import ChatModel, Completion
+from iclr26.core.llm.base import ChatModel, Completion, LLMConnectionError, LLMError, Message
 
 
 def chat_many(
@@ -44,3 +47,22 @@ def chat_many(
     ) as pool:
         futures = [pool.submit(one, r) for r in requests]
         return [f.result() for f in futures]
+
+
+class RefusalsAsEmpty:
+    """Wraps a model so that a request the server refuses reads as one empty completion
+    (`finish_reason="error"`), counted in `refused`; a lost connection still raises."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model, self.refused = model, 0
+        self.name = model.name
+
+    def chat(self, messages: Sequence[Message], **kw: Any) -> list[Completion]:
+        """`model.chat`, with a refusal as an empty reply."""
+        try:
+            return self.model.chat(messages, **kw)
+        except LLMConnectionError:
+            raise
+        except LLMError:
+            self.refused += 1
+            return [Completion("", finish_reason="error")]

@@ -4,9 +4,10 @@ the 2-minute budget, and the whole tour's total, for a given `--jobs`.
     python benchmarks/demo/times.py --jobs 1   # one system at a time, all cores each: per-system budget
     python benchmarks/demo/times.py --jobs 2   # the `iclr26 demo` default here: 2 at a time, 1 core each
 
-Saves `benchmarks/demo/results/times_jobs<N>.json` (with command, date, machine). With
-`--write-expected`, the per-system times also go to `src/iclr26/demo_times.json`, which
-`iclr26 demo` prints as each system's expected time.
+Saves `benchmarks/demo/results/times_jobs<N>.json` (with command, date, machine; `--only a,b` saves
+`times_jobs<N>_a+b.json`). With `--write-expected`, the per-system times also go into
+`src/iclr26/demo_times.json` (other systems' times kept), which `iclr26 demo` prints as each
+system's expected time.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def main() -> None:
             f"{r['system']:16s} {r['status']:9s} {r['wall_s']:7.1f}  {'ok' if r['within_budget'] else 'OVER'}"
         )
     print(f"tour total (wall clock, --jobs {a.jobs}): {total:.0f} s = {total / 60:.1f} min")
-    out = Path(__file__).parent / "results" / f"times_jobs{a.jobs}.json"
+    subset = f"_{a.only.replace(',', '+')}" if a.only else ""  # a partial tour keeps the full one's file
+    out = Path(__file__).parent / "results" / f"times_jobs{a.jobs}{subset}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         **provenance(),
@@ -67,7 +69,8 @@ def main() -> None:
     }
     out.write_text(json.dumps(payload, indent=1) + "\n")
     if a.write_expected:
-        seconds = {r["system"]: r["wall_s"] for r in rows if r["status"] == "complete"}
+        seconds = json.loads(DEMO_TIMES.read_text())["seconds"] if DEMO_TIMES.is_file() else {}
+        seconds |= {r["system"]: r["wall_s"] for r in rows if r["status"] == "complete"}  # others kept
         DEMO_TIMES.write_text(
             json.dumps(
                 {"jobs": a.jobs, "date": payload["date"], "machine": payload["machine"], "seconds": seconds},

@@ -29,14 +29,15 @@ BACKENDS = ("embedded", "http", "transformers")
 
 @dataclass(frozen=True)
 class LFQAConfig:
-    """Everything the run uses; defaults are the `bench` preset (the built-here set, SmolLM2)."""
+    """Everything the run uses; the defaults score every metric on every comparison with SmolLM2
+    judging (the presets trim the judges and the fine-tuning for a CPU)."""
 
     data: str = ""
     """a release file (unified_benchmark*.json or the older X_vs_Y layout); empty: the set built here"""
     language: str = ""
     """en or zh for every record of `data` (empty: guessed per record)"""
-    n_questions: int = 60
-    """questions in the built-here set (Python documentation topics)"""
+    n_questions: int = 0
+    """questions in the built-here set, one per Python documentation topic (0: every usable topic)"""
     pairs_per_question: int = 4
     """comparisons per question in the built-here set"""
     model_answers: bool = True
@@ -87,10 +88,10 @@ class LFQAConfig:
         if self.language:
             check_in("language", self.language, LANGUAGES)
         check_in("model", self.model, BACKENDS)
-        for name in ("n_questions", "pairs_per_question", "max_concurrency", "pairwise_tokens",
+        for name in ("pairs_per_question", "max_concurrency", "pairwise_tokens",
                      "reasoning_tokens", "rubric_tokens"):  # fmt: skip
             check_int(name, getattr(self, name), 1)
-        for name in ("limit", "judge_items", "n_boot", "seed"):
+        for name in ("n_questions", "limit", "judge_items", "n_boot", "seed"):
             check_int(name, getattr(self, name), 0)
         check_interval("train_share", self.train_share, 0.0, 1.0, closed=(True, False))
         check_interval("tie_margin", self.tie_margin, 0.0, 1.0)

@@ -21,9 +21,10 @@ import numpy as np
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core.config import with_changes
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
-from iclr26.lfqa_e.build import build_comparisons
+from iclr26.lfqa_e.build import build_comparisons, python_topics
 from iclr26.lfqa_e.config import FAMILY_OF, JUDGES, LFQAConfig
 from iclr26.lfqa_e.data import LABELS, Comparison, label_counts, load_comparisons, save_comparisons
 from iclr26.lfqa_e.evaluator import tie_margin_of, train_evaluator
@@ -53,8 +54,9 @@ def _comparisons(cfg: LFQAConfig, ctx: RunContext) -> list[Comparison]:
         comps = load_comparisons(cfg.data, cfg.language or None)
     else:
         model = ctx.chat_model(cfg.model, cfg.model_path or None) if cfg.model_answers else None
+        n = cfg.n_questions or len(python_topics())
         comps = build_comparisons(
-            cfg.n_questions, seed=cfg.seed, model=model, pairs_per_question=cfg.pairs_per_question,
+            n, seed=cfg.seed, model=model, pairs_per_question=cfg.pairs_per_question,
             max_concurrency=cfg.max_concurrency,
         )  # fmt: skip
         save_comparisons(comps, ctx.out_dir / "built_comparisons.json")
@@ -88,13 +90,14 @@ def _trained_scores(
     cfg: LFQAConfig, metric: str, train: list[Comparison], test: list[Comparison], ctx: RunContext
 ) -> tuple[np.ndarray, float]:
     if metric == "reward_model" and cfg.reward_model:
-        folder = cfg.reward_model
+        folder, max_length = cfg.reward_model, 512
     else:
         sub = "evaluator" if metric == "trained_evaluator" else "reward"
         ecfg = cfg.evaluator if metric == "trained_evaluator" else cfg.reward
         with ctx.progress(f"fine-tuning the {metric.replace('_', ' ')}", total=ecfg.steps) as advance:
             folder = train_evaluator(train, ctx.checkpoint_dir / sub, ecfg, on_progress=lambda *_: advance())
-    rm = RewardModel(folder, max_length=cfg.evaluator.max_length)
+        max_length = ecfg.max_length
+    rm = RewardModel(folder, max_length=max_length)
     return rm.score_pairs(test), tie_margin_of(folder)
 
 
@@ -350,16 +353,27 @@ def run(cfg: LFQAConfig, ctx: RunContext) -> Report:
 
 _SMALL_TRAIN = {"evaluator.steps": 8, "reward.steps": 8, "evaluator.batch_size": 4, "reward.batch_size": 4,
                 "evaluator.max_length": 128, "reward.max_length": 128}  # fmt: skip
-# bench (the README figures, on 2 cores): the built-here set, 60 questions, every metric, SmolLM2 judging
-_BENCH = LFQAConfig()
+# bench (the README figures, 2 cores): the built-here set, every usable topic, every metric, SmolLM2 judging
+# (the judges on 48 test pairs, 256-token analyses: SmolLM2 decodes ~40-80 tokens/s here)
+_BENCH = with_changes(
+    LFQAConfig(),
+    {
+        "judge_items": 48,
+        "reasoning_tokens": 256,
+        "rubric_tokens": 192,
+        "evaluator.steps": 120,
+        "reward.steps": 120,
+    },
+)
 PRESETS = preset_table(
     bench=_BENCH,
     smoke={"n_questions": 6, "pairs_per_question": 2, "model_answers": False, "judge_items": 2,
            "metrics": ("rouge1", "bleu", "judge_pairwise", "trained_evaluator"), "n_boot": 50,
            **_SMALL_TRAIN},
-    # the tour: 24 questions, all five families, the judges on 8 test comparisons
-    demo={"n_questions": 24, "pairs_per_question": 3, "judge_items": 8, "reasoning_tokens": 160,
-          "rubric_tokens": 96, "n_boot": 200, "evaluator.steps": 40, "reward.steps": 40},
+    # the tour: 24 questions (no SmolLM2 answers), all five families, the judges on 6 test comparisons
+    demo={"n_questions": 24, "pairs_per_question": 3, "model_answers": False, "judge_items": 6,
+          "pairwise_tokens": 24, "reasoning_tokens": 128, "rubric_tokens": 64, "n_boot": 200,
+          "evaluator.steps": 30, "reward.steps": 30, "evaluator.max_length": 192, "reward.max_length": 192},
     # the paper's scale: point `data` at unified_benchmark.json and `model=http` at a judge server
     paper={"model": "http", "reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
            "reward.steps": 2000, "evaluator.max_length": 512, "reward.max_length": 512},

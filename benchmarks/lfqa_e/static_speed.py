@@ -1,4 +1,4 @@
-"""How fast the static metrics score a release file: each of the 11 metrics timed on every
+"""How fast the static metrics score a release file: each of the 10 metrics timed on every
 comparison, and the projection to the full release's 7,323 comparisons.
 
     git -C <bare copy of YuchenFan48/LFQA-E> show HEAD:data/unified_benchmark_zh.json > /tmp/zh.json
@@ -22,7 +22,7 @@ from iclr26.lfqa_e.scoring import agreement, preferences
 from iclr26.lfqa_e.static import STATIC_METRICS, score_static
 
 FULL_RELEASE = 7323  # comparisons in unified_benchmark.json (English and Chinese)
-GROUPS = (("length",), ("rouge1", "rouge2", "rougeL"), ("bleu",), ("chrf",), ("ter",),
+GROUPS = (("length",), ("rouge1", "rouge2", "rougeL"), ("bleu",), ("chrf",),
           ("bertscore_p", "bertscore_r", "bertscore_f1"), ("embed_cosine",))  # fmt: skip
 
 
@@ -34,9 +34,9 @@ def main() -> None:
     comps = load_comparisons(a.data)
     assert sum(len(g) for g in GROUPS) == len(STATIC_METRICS)
     rows, total = [], 0.0
-    from iclr26.lfqa_e.static import bertscorer
+    from iclr26.lfqa_e.static import encoder_scores
 
-    bertscorer()  # loading the encoder is not scoring
+    encoder_scores(["load"], ["the encoder"])  # loading the encoder is not scoring
     for group in GROUPS:
         start = time.perf_counter()
         scores = score_static(list(group), comps)
@@ -52,7 +52,7 @@ def main() -> None:
     out = {**provenance(), "data": str(a.data), "comparisons": len(comps), "seconds": round(total, 1),
            "comparisons_per_s": round(rate, 1), "projected_seconds_full_release": round(projected, 1),
            "rows": rows}  # fmt: skip
-    print(f"{len(comps)} comparisons, 11 metrics: {total:.1f} s ({rate:.1f}/s); 7,323 -> {projected:.0f} s")
+    print(f"{len(comps)} comparisons, 10 metrics: {total:.1f} s ({rate:.1f}/s); 7,323 -> {projected:.0f} s")
     path = Path(__file__).parent / "results" / f"static_speed_{a.data.stem}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     print(f"saved {path}")

@@ -354,7 +354,7 @@ PRESETS = preset_table(
         "tasks": ("parity", "pattern_matching"),
         "styles": ("modus_ponens", "description"),
         "shots": (5,),
-        "items": 10,
+        "items": 100,
         "n_train": 300,
         "n_test": 200,
         "n_ood": 200,

@@ -5,7 +5,7 @@ pairwise preferences between long-form answers.
 Public API:
 - data: `Comparison`, `load_comparisons(path)` (the unified release and the older X_vs_Y layout),
   `save_comparisons`, `build_comparisons` (the Python-documentation set with labels by construction);
-- metrics: `score_static` (ROUGE, BLEU, chrF, TER, BERTScore, embedding cosine, length), the judges
+- metrics: `score_static` (ROUGE, BLEU, chrF, BERTScore, embedding cosine, length), the judges
   `judge_pairs` / `judge_logprob` / `judge_rubric` with `JudgeConfig` and `parse_verdict`, the
   reward-model hook `RewardModel(path)`, the evaluator trained here `train_evaluator`;
 - scoring: `preferences` (the tie rule), `agreement` (accuracy, per-class P/R/F1, macro-F1, ties,

@@ -48,7 +48,7 @@ class LFQAConfig:
     """share of questions whose comparisons train the evaluator and the reward model; every metric is
     scored on the other questions' comparisons"""
     metrics: tuple[str, ...] = METRICS
-    """metrics to score (any of the five families' 18)"""
+    """metrics to score (any of the five families' 17)"""
     tie_margin: float = 0.01
     """a static metric calls a pair 'same' when its two scores differ by at most this share of the larger"""
     judge_items: int = 0

@@ -172,6 +172,10 @@ def test_parse_verdict_rejects_an_unknown_language():
         ("Score: 4\nOn reflection, Score: 9", None),
         ("A solid answer overall.", None),
         ("", None),
+        ('The answer to the question "How does it work?" is:  The answer is 5.', 5),  # SmolLM2's shape
+        ("It makes 3 points and deserves 4.", None),  # two numbers and no cue: no score
+        ("The answer is 9.", None),
+        ("The answer is 2.5.", None),
     ],
 )
 def test_scores(reply, want):

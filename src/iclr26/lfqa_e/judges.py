@@ -434,13 +434,18 @@ _SCORE = re.compile(
     r"\s*(?:is|of|:|=|-|为|是)?\s*(?P<n>\d+(?:\.\d+)?)(?:\s*(?:/|out\s+of)\s*(?P<of>\d+))?"
 )
 _BARE_SCORE = re.compile(r"^\W*(?P<n>\d+)\W*$")
+_NUMBER = re.compile(r"(?<![\d.])(?P<n>\d+(?:\.\d+)?)(?!\.?\d)")
 
 
 def parse_score(reply: str) -> int | None:
-    """The 1-5 score in a rubric judge's reply: the last "Score: N" ("[RESULT] N", "评分：N", "4/5");
-    None when there is none, or when it is out of range, fractional or on another scale ("8/10")."""
+    """The 1-5 score in a rubric judge's reply: the last "Score: N" ("[RESULT] N", "评分：N", "4/5"),
+    else the reply's only number; None when there is none, or when it is out of range, fractional or
+    on another scale ("8/10")."""
     text = _normalise(reply or "")
     found = list(_SCORE.finditer(text)) or [m for m in [_BARE_SCORE.match(text)] if m]
+    if not found:  # no cue: a reply whose one number is the score ("The answer is 5.")
+        numbers = list(_NUMBER.finditer(text))
+        found = numbers if len(numbers) == 1 else []
     if not found:
         return None
     m = found[-1]

@@ -370,10 +370,10 @@ PRESETS = preset_table(
     smoke={"n_questions": 6, "pairs_per_question": 2, "model_answers": False, "judge_items": 2,
            "metrics": ("rouge1", "bleu", "judge_pairwise", "trained_evaluator"), "n_boot": 50,
            **_SMALL_TRAIN},
-    # the tour: 24 questions (no SmolLM2 answers), all five families, the judges on 6 test comparisons
-    demo={"n_questions": 24, "pairs_per_question": 3, "model_answers": False, "judge_items": 6,
-          "pairwise_tokens": 24, "reasoning_tokens": 128, "rubric_tokens": 64, "n_boot": 200,
-          "evaluator.steps": 30, "reward.steps": 30, "evaluator.max_length": 192, "reward.max_length": 192},
+    # the tour: 16 questions (no SmolLM2 answers), all five families, the judges on 4 test comparisons
+    demo={"n_questions": 16, "pairs_per_question": 3, "model_answers": False, "judge_items": 4,
+          "pairwise_tokens": 24, "reasoning_tokens": 96, "rubric_tokens": 48, "n_boot": 200,
+          "evaluator.steps": 15, "reward.steps": 15, "evaluator.max_length": 160, "reward.max_length": 160},
     # the paper's scale: point `data` at unified_benchmark.json and `model=http` at a judge server
     paper={"model": "http", "reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
            "reward.steps": 2000, "evaluator.max_length": 512, "reward.max_length": 512},

@@ -132,7 +132,7 @@ PAPERS: tuple[Paper, ...] = (
         "lfqa_e",
         "LFQA-E: Carefully Benchmarking Long-form QA Evaluation",
         "No automatic metric for long-form QA comes close to human pairwise preferences.",
-        requires=("rouge_score", "sacrebleu", "bert_score", "sentence_transformers"),
+        requires=("rouge_score", "sacrebleu", "sentence_transformers"),
     ),
     Paper(
         15,

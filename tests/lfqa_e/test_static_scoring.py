@@ -7,7 +7,7 @@ import pytest
 
 from iclr26.lfqa_e.data import LABELS, Comparison
 from iclr26.lfqa_e.scoring import agreement, bootstrap_ci, breakdown, confusion, preferences
-from iclr26.lfqa_e.static import STATIC_METRICS, length, score_static
+from iclr26.lfqa_e.static import BERTSCORE_LAYER, STATIC_METRICS, length, score_static
 
 REF = "The assert statement raises AssertionError when its expression is false. It is skipped under -O."
 A = "The assert statement raises an AssertionError if the expression is false, and it is skipped with -O."
@@ -54,7 +54,7 @@ def test_bertscore_and_cosine_on_the_local_encoder():
     from iclr26.core.embed import embed, model_dir
 
     got = score_static(["bertscore_p", "bertscore_r", "bertscore_f1", "embed_cosine"], [_pair(REF, A, B)])
-    p, r, f = bert_score.score([A, B], [REF, REF], model_type=str(model_dir()), num_layers=6)
+    p, r, f = bert_score.score([A, B], [REF, REF], model_type=str(model_dir()), num_layers=BERTSCORE_LAYER)
     np.testing.assert_allclose(got["bertscore_p"][0], p.numpy(), rtol=1e-5)
     np.testing.assert_allclose(got["bertscore_r"][0], r.numpy(), rtol=1e-5)
     np.testing.assert_allclose(got["bertscore_f1"][0], f.numpy(), rtol=1e-5)

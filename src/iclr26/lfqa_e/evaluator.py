@@ -32,7 +32,7 @@ from iclr26.core.schedule import warmup_cosine
 from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.lfqa_e.data import Comparison
-from iclr26.lfqa_e.reward import FIRST_TEXTS, INPUT_FILE, RewardModel
+from iclr26.lfqa_e.reward import FIRST_TEXTS, INPUT_FILE, RewardModel, pair_texts
 from iclr26.lfqa_e.scoring import agreement, preferences
 
 
@@ -90,10 +90,6 @@ def pick_tie_margin(scores: np.ndarray, labels: Sequence[str]) -> float:
     return float(best)
 
 
-def _first(c: Comparison, first: str) -> str:
-    return c.reference if first == "reference" else c.question
-
-
 def train_evaluator(
     train: Sequence[Comparison],
     out_dir: Path | str,
@@ -135,8 +131,7 @@ def train_evaluator(
         start, losses = state["step"], state["losses"]
 
     def scores(batch: Sequence[Comparison]) -> tuple[torch.Tensor, torch.Tensor]:
-        firsts = [_first(c, cfg.first) for c in batch for _ in (0, 1)]
-        responses = [r for c in batch for r in (c.response_a, c.response_b)]
+        firsts, responses = pair_texts(batch, cfg.first)
         enc = tok(firsts, responses, truncation="longest_first", max_length=cfg.max_length,
                   padding=True, return_tensors="pt")  # fmt: skip
         s = net(**enc).logits[:, 0].view(len(batch), 2)

@@ -483,14 +483,26 @@ def _check_comparisons(comparisons: Sequence[Comparison]) -> None:
             )
 
 
+def _send(model: ChatModel, requests: list[dict], cfg: JudgeConfig) -> list[Completion]:
+    """One greedy completion per request, in one bounded batch; a refused request is an empty
+    completion with finish_reason "error"."""
+    guard = model if isinstance(model, RefusalsAsEmpty) else RefusalsAsEmpty(model)
+    answers = chat_many(guard, requests, max_concurrency=cfg.max_concurrency)  # type: ignore[arg-type]
+    return [a[0] if a else Completion("", finish_reason="error") for a in answers]
+
+
 def _ask(model: ChatModel, prompts: Sequence[str], cfg: JudgeConfig) -> tuple[list[str], list[bool]]:
     """Greedy replies to `prompts` in one bounded batch; whether each request was refused."""
-    guard = model if isinstance(model, RefusalsAsEmpty) else RefusalsAsEmpty(model)
     requests = [{"messages": _messages(p), "max_tokens": cfg.budget, "temperature": 0.0} for p in prompts]
-    answers = chat_many(guard, requests, max_concurrency=cfg.max_concurrency)  # type: ignore[arg-type]
-    return [a[0].text if a else "" for a in answers], [
-        bool(a) and a[0].finish_reason == "error" for a in answers
-    ]
+    got = _send(model, requests, cfg)
+    return [a.text for a in got], [a.finish_reason == "error" for a in got]
+
+
+def _pair_verdict(positions: tuple[str | None, ...], replies: tuple[str, ...], refused: int) -> PairVerdict:
+    """The verdict of one comparison from its per-order positions (forward first, then swapped)."""
+    forward = _FORWARD.get(positions[0]) if positions[0] else None
+    backward = _BACKWARD.get(positions[1]) if len(positions) == 2 and positions[1] else None
+    return PairVerdict(final_preference(forward, backward), forward, backward, positions, replies, refused)
 
 
 def judge_pairs(
@@ -510,14 +522,7 @@ def judge_pairs(
     for i, c in enumerate(comparisons):
         rs = tuple(replies[i * k : (i + 1) * k])
         positions = tuple(parse_verdict(r, c.language) for r in rs)
-        forward = _FORWARD.get(positions[0]) if positions[0] else None
-        backward = _BACKWARD.get(positions[1]) if k == 2 and positions[1] else None
-        out.append(
-            PairVerdict(
-                final_preference(forward, backward), forward, backward, positions, rs,
-                sum(refused[i * k : (i + 1) * k]),
-            )
-        )  # fmt: skip
+        out.append(_pair_verdict(positions, rs, sum(refused[i * k : (i + 1) * k])))
     return out
 
 
@@ -564,7 +569,6 @@ def judge_logprob(
     if cfg.kind != "pairwise":
         raise ConfigError(f"judge_logprob needs JudgeConfig.kind 'pairwise', got {cfg.kind!r}")
     _check_comparisons(comparisons)
-    guard = model if isinstance(model, RefusalsAsEmpty) else RefusalsAsEmpty(model)
     orders = (False, True) if cfg.both_orders else (False,)
     requests = [
         {"messages": _messages(pair_prompt(c, cfg, swapped=o)), "max_tokens": 1, "temperature": 0.0,
@@ -572,18 +576,14 @@ def judge_logprob(
         for c in comparisons
         for o in orders
     ]  # fmt: skip
-    answers = chat_many(guard, requests, max_concurrency=cfg.max_concurrency)  # type: ignore[arg-type]
+    answers = _send(model, requests, cfg)
     k = len(orders)
     out = []
     for i, c in enumerate(comparisons):
-        got = [a[0] for a in answers[i * k : (i + 1) * k]]
+        got = answers[i * k : (i + 1) * k]
         positions = tuple(verdict_from_logprobs(a, c.language, margin) for a in got)
-        forward = _FORWARD.get(positions[0]) if positions[0] else None
-        backward = _BACKWARD.get(positions[1]) if k == 2 and positions[1] else None
-        refused = sum(a.finish_reason == "error" for a in got)
         texts = tuple(f"{_VERDICT_PREFIX[c.language]}{a.text}" for a in got)
-        preference = final_preference(forward, backward)
-        out.append(PairVerdict(preference, forward, backward, positions, texts, refused))
+        out.append(_pair_verdict(positions, texts, sum(a.finish_reason == "error" for a in got)))
     return out
 
 

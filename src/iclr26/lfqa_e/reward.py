@@ -78,10 +78,14 @@ class RewardModel:
 
     def score_pairs(self, comparisons: Sequence[Comparison]) -> np.ndarray:
         """(n, 2) rewards of each comparison's (response_a, response_b)."""
-        first = [c.question if self.first == "question" else c.reference for c in comparisons]
-        prompts = [p for p in first for _ in (0, 1)]
-        responses = [r for c in comparisons for r in (c.response_a, c.response_b)]
-        return self.score(prompts, responses).reshape(len(comparisons), 2)
+        return self.score(*pair_texts(comparisons, self.first)).reshape(len(comparisons), 2)
 
 
-__all__ = ["FIRST_TEXTS", "INPUT_FILE", "RewardModel"]
+def pair_texts(comparisons: Sequence[Comparison], first: str) -> tuple[list[str], list[str]]:
+    """The (first text, response) inputs of each comparison's two sides, a then b: `first` is the
+    question or the reference."""
+    firsts = [c.question if first == "question" else c.reference for c in comparisons for _ in (0, 1)]
+    return firsts, [r for c in comparisons for r in (c.response_a, c.response_b)]
+
+
+__all__ = ["FIRST_TEXTS", "INPUT_FILE", "RewardModel", "pair_texts"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ STATIC_METRICS = (
     "bertscore_f1",
     "embed_cosine",
 )
-BERTSCORE_LAYER = 6  # all-MiniLM-L6-v2 has six layers; bert-score needs the layer for a local path
+BERTSCORE_LAYER = 6  # BERTScore's layer for MiniLM: its sixth and last (bert-score needs it for a local path)
 _CJK_OR_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
 
 
@@ -79,31 +79,22 @@ def _sacrebleu(kind: str, reference: str, response: str, language: str) -> float
     return sacrebleu.sentence_chrf(response, [reference]).score
 
 
-@functools.cache
-def _encoder():  # -> (tokenizer, model), from transformers
-    from transformers import AutoModel, AutoTokenizer
-
-    from iclr26.core.embed import model_dir, quiet_transformers
-
-    with quiet_transformers():
-        tok = AutoTokenizer.from_pretrained(model_dir())
-        net = AutoModel.from_pretrained(model_dir()).eval()
-    return tok, net
-
-
 def _states(texts: Sequence[str], max_length: int, batch_size: int) -> dict[str, np.ndarray]:
     """Each unique text's last-layer token states (CLS and SEP included), L2-normalised per token,
     and its mean-pooled unit sentence vector under key (text, "sentence")."""
     import torch
 
-    tok, net = _encoder()
+    from iclr26.core.embed import load_model
+
+    st = load_model()  # core.embed's cached all-MiniLM-L6-v2: its tokenizer and BERT
+    tok, net = st.tokenizer, st[0].auto_model
     unique = sorted(set(texts), key=len)  # similar lengths share a batch: less padding
     out: dict = {}
     with torch.inference_mode():
         for i in range(0, len(unique), batch_size):
             batch = unique[i : i + batch_size]
             enc = tok(batch, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
-            h = net(**enc).last_hidden_state  # (b, t, 384): layer 6, BERTScore's layer for MiniLM
+            h = net(**enc).last_hidden_state  # (b, t, 384): layer BERTSCORE_LAYER, the last
             mask = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
             pooled = torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1), dim=-1)
             tokens = torch.nn.functional.normalize(h, dim=-1)
@@ -162,8 +153,7 @@ def score_static(names: Sequence[str], comparisons: Sequence[Comparison]) -> dic
         if name == "length":
             flat[name] = np.array([length(h, lg) for _, h, lg in rows], dtype=np.float64)
         elif name in ("bleu", "chrf"):
-            one: Callable[[str, str, str], float] = functools.partial(_sacrebleu, name)
-            flat[name] = np.array([one(r, h, lg) for r, h, lg in rows])
+            flat[name] = np.array([_sacrebleu(name, r, h, lg) for r, h, lg in rows])
     return {n: np.asarray(flat[n], dtype=np.float64).reshape(len(comparisons), 2) for n in names}
 
 

@@ -124,7 +124,6 @@ def _score_metrics(
     rest = [m for m in todo if m not in STATIC_METRICS]
     for metric in ctx.track(rest, "judges and trained metrics") if rest else ():
         start = time.perf_counter()
-        rec: dict = {}
         if metric in JUDGES:
             jcfg = _judge_config(cfg, metric)
             if metric == "judge_rubric":

@@ -1,0 +1,71 @@
+"""The `spatial_dise` run's config: which items to generate (the bench and the training splits),
+which models answer them (random, the pixel heuristics, the option scorer trained here, a VLM
+server when one is set), and the scorer's nested training config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int
+from iclr26.spatial_dise.scorer import ScorerConfig
+from iclr26.spatial_dise.tasks import TASKS, check_tasks
+
+BASELINES = ("random", "pixel_similarity", "odd_one_out", "most_ink", "least_ink")
+"""The heuristic rows: random choice, and four pixel heuristics that expose weak distractors."""
+VLM_BACKENDS = ("", "http", "embedded", "transformers")
+
+
+@dataclass(frozen=True)
+class SpatialConfig:
+    """Everything the run uses; the defaults are the README's bench (559 items, the 12K splits)."""
+
+    bench_items: int = 559
+    """items in the generated bench: 559 uses the paper's size and our per-task counts
+    (dataset.BENCH_COUNTS), any other number keeps those proportions"""
+    train_items: int = 8647
+    """items in the generated training split (the 12K release's train part); 0: train nothing"""
+    val_items: int = 1852
+    """items in the validation split (the scorer keeps its best epoch on it)"""
+    test_items: int = 1853
+    """items in the in-distribution test split (the trained scorer is also scored there)"""
+    train_tasks: tuple[str, ...] = TASKS
+    """tasks of the training splits (the 12K release has the five 3D ones; ours default to all ten)"""
+    data_dir: str = ""
+    """folder for the generated splits (empty: the run folder's data/); a re-run resumes them"""
+    jobs: int = 2
+    """worker processes generating items"""
+    release: str = ""
+    """a folder or CSV of the authors' released bench (TACPS-liv/Spatial-DISE) to score the VLM on
+    as well (the pixel heuristics and the scorer need our layout, so they skip it)"""
+    baselines: tuple[str, ...] = BASELINES
+    """heuristic rows to score"""
+    scorer: ScorerConfig = field(default_factory=ScorerConfig)
+    """the small CNN option scorer trained on the training split (the paper fine-tunes Qwen2.5-VL-7B)"""
+    vlm: str = ""
+    """a VLM through core.llm: http (an OpenAI-compatible vision server at ICLR26_LLM_BASE_URL, e.g.
+    vLLM with Qwen2.5-VL); empty: no VLM row (none ships offline)"""
+    vlm_path: str = ""
+    """the served model's name or path for the backend (empty: its default)"""
+    vlm_items: int = 0
+    """most bench items the VLM answers (0: all)"""
+    vlm_tokens: int = 16
+    """most tokens of a VLM reply (the paper asks for one letter)"""
+    seed: int = 0
+    """seeds the item generators (derive_seed(seed, split, index)) and the random row"""
+
+    def __post_init__(self) -> None:
+        check_int("bench_items", self.bench_items, 1)
+        for name in ("train_items", "val_items", "test_items", "vlm_items"):
+            check_int(name, getattr(self, name), 0)
+        check_int("jobs", self.jobs, 1, 64)
+        check_int("vlm_tokens", self.vlm_tokens, 1, 4096)
+        check_int("seed", self.seed, 0)
+        check_tasks(self.train_tasks, "train_tasks")
+        if not self.train_tasks:
+            raise ConfigError("train_tasks must name at least one task")
+        for b in self.baselines:
+            check_in("baselines", b, BASELINES)
+        check_in("vlm", self.vlm, VLM_BACKENDS)
+        if self.train_items and not self.val_items:
+            raise ConfigError("the scorer needs a validation split: set val_items > 0 (or train_items=0)")

@@ -47,13 +47,14 @@ def test_projection_cell_sets_by_hand() -> None:
     assert g.projection(shape, "front") == {(0, 0), (1, 0), (0, 1)}
     assert g.projection(shape, "back") == {(1, 0), (0, 0), (1, 1)}  # seen from behind: mirrored
     assert g.projection(shape, "top") == {(0, 0), (1, 0)}
-    assert g.set_difference(frozenset({(0, 0), (1, 0)}), frozenset({(0, 0), (1, 0), (0, 1)})) == pytest.approx(1 / 3)
+    two, three = frozenset({(0, 0), (1, 0)}), frozenset({(0, 0), (1, 0), (0, 1)})
+    assert g.set_difference(two, three) == pytest.approx(1 / 3)
 
 
 def test_growth_follows_the_authors_rule() -> None:
     rng = np.random.default_rng(0)
     kinds = []
-    for difficulty, (lo, hi) in g.BLOCKS.items():
+    for difficulty, (_lo, hi) in g.BLOCKS.items():
         for _ in range(100):
             s = g.random_shape(rng, difficulty)
             assert g.is_connected(s) and len(s) <= hi
@@ -73,7 +74,7 @@ def test_painter_is_deterministic_and_hides_occluded_blocks() -> None:
     rng = np.random.default_rng(5)
     s = g.random_shape(rng, "hard")
     cam = r.Camera(g.ISOMETRIC[0], 200, 150)
-    a, ids = r.rasterize(r.block_mesh(s), cam)
+    a, _ = r.rasterize(r.block_mesh(s), cam)
     b, _ = r.rasterize(r.block_mesh(s), cam)
     assert a.shape == (150, 200, 3) and (a == b).all()
     assert (a == 0).any() and (a == 255).any()  # outlines and background

@@ -125,8 +125,15 @@ def oddness_scores(p: Panels, size: int = 32) -> np.ndarray:
 
 
 def _pick(items: Items, image_root: Path | str | None, score: Callable[[Panels], np.ndarray]) -> list[str]:
-    """The letter of the highest-scoring option per item (the first on ties)."""
-    return [LETTERS[int(np.argmax(score(p)))] for p in _panels(items, image_root)]
+    """The letter of the highest-scoring option per item; ties (e.g. equal ink) are broken at random
+    with a fixed seed, so a tie is chance, not always A."""
+    rng = np.random.default_rng(0)
+    letters = []
+    for p in _panels(items, image_root):
+        s = score(p)
+        best = np.flatnonzero(np.isclose(s, s.max(), rtol=0, atol=1e-9))
+        letters.append(LETTERS[int(best[rng.integers(len(best))])])
+    return letters
 
 
 def pixel_similarity(items: Items, *, image_root: Path | str | None = None, size: int = 64) -> list[str]:
@@ -137,6 +144,16 @@ def pixel_similarity(items: Items, *, image_root: Path | str | None = None, size
 def odd_one_out(items: Items, *, image_root: Path | str | None = None, size: int = 32) -> list[str]:
     """The option farthest from the other three (the distractors are variations of one another)."""
     return _pick(items, image_root, lambda p: oddness_scores(p, size))
+
+
+def least_similar(items: Items, *, image_root: Path | str | None = None, size: int = 64) -> list[str]:
+    """The option least similar to every question panel (catches answers made unlike the question)."""
+    return _pick(items, image_root, lambda p: -similarity_scores(p, size))
+
+
+def medoid(items: Items, *, image_root: Path | str | None = None, size: int = 32) -> list[str]:
+    """The option nearest the other three (catches distractors that are all edits of the answer)."""
+    return _pick(items, image_root, lambda p: -oddness_scores(p, size))
 
 
 def most_ink(items: Items, *, image_root: Path | str | None = None) -> list[str]:
@@ -151,7 +168,9 @@ def least_ink(items: Items, *, image_root: Path | str | None = None) -> list[str
 
 PIXEL_BASELINES: dict[str, Callable[..., list[str]]] = {
     "pixel_similarity": pixel_similarity,
+    "least_similar": least_similar,
     "odd_one_out": odd_one_out,
+    "medoid": medoid,
     "most_ink": most_ink,
     "least_ink": least_ink,
 }

@@ -11,8 +11,9 @@ from iclr26.core.validation import check_in, check_int
 from iclr26.spatial_dise.scorer import ScorerConfig
 from iclr26.spatial_dise.tasks import TASKS, check_tasks
 
-BASELINES = ("random", "pixel_similarity", "odd_one_out", "most_ink", "least_ink")
-"""The heuristic rows: random choice, and four pixel heuristics that expose weak distractors."""
+BASELINES = ("random", "pixel_similarity", "least_similar", "odd_one_out", "medoid", "most_ink", "least_ink")
+"""The heuristic rows: random choice, and six pixel heuristics (three pairs of opposites) that expose
+weak distractors: a heuristic far from chance, either way, says the options give the answer away."""
 VLM_BACKENDS = ("", "http", "embedded", "transformers")
 
 

@@ -233,12 +233,15 @@ Predictor = Callable[[Record], str]
 """Maps a record to a reply (any text) or a letter."""
 
 
-def evaluate(records: Sequence[Record], predict: Predictor | Sequence[str | None]) -> Evaluation:
+def evaluate(
+    records: Sequence[Record], predict: Predictor | Sequence[str | None], *, log_unparsed: int = 3
+) -> Evaluation:
     """Score `predict` (a function of a record, or one reply per record) on `records`.
 
-    Replies go through `parse_letter`; one without a letter counts as wrong and is logged as a
-    warning with the record id and its first 80 characters. Errors the predictor raises (an
-    unreachable server, a text-only model asked about images) propagate.
+    Replies go through `parse_letter`; one without a letter counts as wrong; the first
+    `log_unparsed` of those are logged as warnings (record id, first 80 characters), then a count.
+    Errors the predictor raises (an unreachable server, a text-only model asked about images)
+    propagate.
     """
     records = list(records)
     if callable(predict):
@@ -249,13 +252,19 @@ def evaluate(records: Sequence[Record], predict: Predictor | Sequence[str | None
             raise ValueError(
                 f"predict holds {len(replies)} replies for {len(records)} records; give one per record"
             )
-    preds = []
+    preds, unparsed = [], []
     for r, reply in zip(records, replies, strict=True):
         text = "" if reply is None else str(reply)
         letter = parse_letter(text)
         if letter is None:
-            log.warning("no answer letter for %s: %r", r.id, text[:80])
+            unparsed.append((r.id, text))
         preds.append(Prediction(r.id, text, letter, r.answer))
+    for rid, text in unparsed[:log_unparsed]:
+        log.warning("no answer letter for %s: %r", rid, text[:80])
+    if len(unparsed) > log_unparsed > 0:
+        log.warning(
+            "... and %d more replies with no answer letter (counted wrong)", len(unparsed) - log_unparsed
+        )
     return Evaluation(
         predictions=preds,
         overall=_accuracy(preds),

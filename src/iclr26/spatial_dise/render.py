@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
+from iclr26.core.errors import UserError
 from iclr26.spatial_dise.geometry import Block, view_axes
 
 GREY = (190, 190, 190)
@@ -143,14 +144,25 @@ class Camera:
     margin: float = 0.1
 
 
-def _project(mesh: Mesh, cam: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Screen x, y (pixels) and depth (larger = nearer) of every vertex, shape (T, 3) each."""
+@dataclass(frozen=True)
+class Frame:
+    """Where a camera puts the world: image axes, view direction, the centre (in image-plane
+    coordinates) and pixels per world unit."""
+
+    right: np.ndarray
+    up: np.ndarray
+    direction: np.ndarray
+    center_u: float
+    center_v: float
+    scale: float
+
+
+def frame(mesh: Mesh, cam: Camera) -> Frame:
+    """The camera's frame for this mesh (fitting the mesh when `cam.scale` or `cam.center` is None)."""
     d = np.asarray(cam.direction, dtype=float)
     d = d / np.linalg.norm(d)
     right, up = view_axes(d, cam.up_hint)
-    u = mesh.triangles @ right
-    v = mesh.triangles @ up
-    z = mesh.triangles @ d
+    u, v = mesh.triangles @ right, mesh.triangles @ up
     if cam.center is not None:
         cu, cv = float(np.dot(cam.center, right)), float(np.dot(cam.center, up))
     else:
@@ -160,9 +172,25 @@ def _project(mesh: Mesh, cam: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarra
     else:
         span_u, span_v = max(u.max() - u.min(), 1e-6), max(v.max() - v.min(), 1e-6)
         scale = (1 - 2 * cam.margin) * min(cam.width / span_u, cam.height / span_v)
-    x = cam.width / 2 + (u - cu) * scale
-    y = cam.height / 2 - (v - cv) * scale
-    return x, y, z
+    return Frame(right, up, d, float(cu), float(cv), float(scale))
+
+
+def _project(mesh: Mesh, cam: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Screen x, y (pixels) and depth (larger = nearer) of every vertex, shape (T, 3) each."""
+    f = frame(mesh, cam)
+    x = cam.width / 2 + (mesh.triangles @ f.right - f.center_u) * f.scale
+    y = cam.height / 2 - (mesh.triangles @ f.up - f.center_v) * f.scale
+    return x, y, mesh.triangles @ f.direction
+
+
+def shading(mesh: Mesh) -> np.ndarray:
+    """Each triangle's colour after the flat Lambert term (uint8, (T, 3))."""
+    normals = np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0])
+    lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = normals / np.where(lengths == 0, 1, lengths)
+    light = LIGHT / np.linalg.norm(LIGHT)
+    shade = np.where(mesh.shaded, AMBIENT + (1 - AMBIENT) * np.abs(normals @ light), 1.0)
+    return np.clip(np.round(mesh.colors * shade[:, None]), 0, 255).astype(np.uint8)
 
 
 def rasterize(
@@ -179,13 +207,8 @@ def rasterize(
     x, y, z = _project(mesh, cam)
     d = np.asarray(cam.direction, dtype=float)
     d = d / np.linalg.norm(d)
-    normals = np.cross(
-        mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]
-    )
-    lengths = np.linalg.norm(normals, axis=1, keepdims=True)
-    normals = normals / np.where(lengths == 0, 1, lengths)
-    light = LIGHT / np.linalg.norm(LIGHT)
-    shade = np.where(mesh.shaded, AMBIENT + (1 - AMBIENT) * np.abs(normals @ light), 1.0)
+    normals = np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0])
+    colors = shading(mesh)
     for t in np.flatnonzero(normals @ d > 1e-9):  # front faces only
         xs, ys, zs = x[t], y[t], z[t]
         x0, x1 = max(int(np.floor(xs.min())), 0), min(int(np.ceil(xs.max())), w - 1)
@@ -206,8 +229,7 @@ def rasterize(
         hit = inside & (depth > window + 1e-7)
         window[hit] = depth[hit]
         ids[y0 : y1 + 1, x0 : x1 + 1][hit] = mesh.faces[t]
-        color = np.clip(np.round(mesh.colors[t] * shade[t]), 0, 255).astype(np.uint8)
-        rgb[y0 : y1 + 1, x0 : x1 + 1][hit] = color
+        rgb[y0 : y1 + 1, x0 : x1 + 1][hit] = colors[t]
     if outline:
         edge = np.zeros((h, w), dtype=bool)
         edge[:, 1:] |= ids[:, 1:] != ids[:, :-1]
@@ -221,9 +243,29 @@ def rasterize(
     return rgb, ids
 
 
-def render(mesh: Mesh, cam: Camera, **kwargs: object) -> Image.Image:
-    """The mesh as a PIL image."""
-    rgb, _ = rasterize(mesh, cam, **kwargs)  # type: ignore[arg-type]
+RENDERERS = ("painter", "blender")
+_renderer = "painter"
+
+
+def set_renderer(name: str) -> None:
+    """Draw every later `render` call with `name`: our painter (default) or Blender (`blender.py`)."""
+    global _renderer
+    if name not in RENDERERS:
+        raise UserError(f"unknown renderer {name!r}; choose from {', '.join(RENDERERS)}")
+    if name == "blender":
+        from iclr26.spatial_dise.blender import require_blender
+
+        require_blender()
+    _renderer = name
+
+
+def render(mesh: Mesh, cam: Camera, *, outline: int = 2) -> Image.Image:
+    """The mesh as a PIL image, by the renderer `set_renderer` chose."""
+    if _renderer == "blender":
+        from iclr26.spatial_dise.blender import render_blender
+
+        return render_blender(mesh, cam, outline=outline)
+    rgb, _ = rasterize(mesh, cam, outline=outline)
     return Image.fromarray(rgb)
 
 

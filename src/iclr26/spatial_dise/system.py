@@ -124,7 +124,7 @@ def run(cfg: SpatialConfig, ctx: RunContext) -> Report:
     bench = splits["bench"]
     results: dict[str, Evaluation] = {}
     results["oracle (verifier)"] = evaluate(bench, oracle_letters(bench, cfg.seed))
-    results["null (no letter)"] = evaluate(bench, [""] * len(bench))
+    results["null (no letter)"] = evaluate(bench, [""] * len(bench), log_unparsed=0)
     for name in cfg.baselines:
         if name == "random":
             letters = heuristics.random_choice(bench, seed=cfg.seed)
@@ -175,7 +175,8 @@ def run(cfg: SpatialConfig, ctx: RunContext) -> Report:
         human={q: 100 * v for q, v in HUMAN_BY_QUADRANT.items()},
         random_line=100 * RANDOM,
     )
-    models = {k: v for k, v in shown.items() if k != "random"}
+    learned = {k: v for k, v in shown.items() if k.startswith(("option scorer", "VLM"))}
+    models = learned or {k: v for k, v in shown.items() if k != "random"}
     best = max(models, key=lambda k: models[k].overall.value)
     lo, hi = models[best].overall.ci
     claim = ClaimCheck(

@@ -26,6 +26,7 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
     "agents.terminal": ("tmux",),  # TerminalSession, the Terminal-Bench way of driving a shell
     "agents.display": ("xvfb", "xdotool"),  # virtual X display, screenshots, synthetic input
     "agents.browser": ("chromium",),  # headless Chromium driven by Playwright (executable_path)
+    "spatial_dise.blender": ("blender",),  # the optional Blender renderer (Cycles, Freestyle)
 }
 
 # How to tell that a package is present without dpkg: the executable it installs.
@@ -41,6 +42,7 @@ PROBES: dict[str, str] = {
     "default-jdk-headless": "javac",
     "texlive-latex-base": "pdflatex",
     "imagemagick": "convert",
+    "blender": "blender",
 }
 
 

@@ -54,7 +54,9 @@ def scene_spec(mesh: Mesh, cam: Camera, out: Path, *, outline: int = 2) -> dict:
     center = f.center_u * f.right + f.center_v * f.up
     d = np.asarray(cam.direction, dtype=float)
     d = d / np.linalg.norm(d)
-    front = np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]) @ d
+    front = (
+        np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]) @ d
+    )
     keep = front > 1e-9  # back faces are hidden anyway; fewer materials for Blender
     return {
         "triangles": mesh.triangles[keep].round(6).tolist(),

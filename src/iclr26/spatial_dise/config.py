@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in, check_int
+from iclr26.spatial_dise.render import RENDERERS
 from iclr26.spatial_dise.scorer import ScorerConfig
 from iclr26.spatial_dise.tasks import TASKS, check_tasks
 
@@ -36,6 +37,9 @@ class SpatialConfig:
     """folder for the generated splits (empty: the run folder's data/); a re-run resumes them"""
     jobs: int = 2
     """worker processes generating items"""
+    renderer: str = "painter"
+    """draws the 3D panels: painter (ours, numpy + PIL) or blender (Cycles + Freestyle through bpy or
+    Debian's blender; about a second per panel); the 2D tasks are drawn with PIL either way"""
     release: str = ""
     """a folder or CSV of the authors' released bench (TACPS-liv/Spatial-DISE) to score the VLM on
     as well (the pixel heuristics and the scorer need our layout, so they skip it)"""
@@ -68,5 +72,6 @@ class SpatialConfig:
         for b in self.baselines:
             check_in("baselines", b, BASELINES)
         check_in("vlm", self.vlm, VLM_BACKENDS)
+        check_in("renderer", self.renderer, RENDERERS)
         if self.train_items and not self.val_items:
             raise ConfigError("the scorer needs a validation split: set val_items > 0 (or train_items=0)")

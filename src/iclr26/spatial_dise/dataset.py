@@ -27,6 +27,7 @@ from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
 from iclr26.spatial_dise.items import DIFFICULTIES, make_item, render_item
 from iclr26.spatial_dise.records import Record, read_csv, write_csv
+from iclr26.spatial_dise.render import set_renderer
 from iclr26.spatial_dise.tasks import QUADRANT_OF, TASKS, task
 
 BENCH_SIZE = 559
@@ -108,8 +109,9 @@ def make_record(slot: Slot, seed: int, image_dir: Path, root: Path) -> tuple[Rec
     return record, item.rejected
 
 
-def _make_shard(args: tuple[list[Slot], int, str, str]) -> tuple[list[Record], dict[str, int]]:
-    slots, seed, image_dir, root = args
+def _make_shard(args: tuple[list[Slot], int, str, str, str]) -> tuple[list[Record], dict[str, int]]:
+    slots, seed, image_dir, root, renderer = args
+    set_renderer(renderer)  # a worker process starts with the default
     out, rejected = [], Counter()
     for slot in slots:
         record, r = make_record(slot, seed, Path(image_dir), Path(root))
@@ -125,12 +127,14 @@ def generate_split(
     *,
     seed: int = 0,
     jobs: int = 1,
+    renderer: str = "painter",
     on_shard: Callable[[int], None] | None = None,
 ) -> Path:
     """Write `root/<split>.csv` and `root/images/<split>/*.png`; resumes from finished shards.
 
-    `jobs` worker processes share the shards; `on_shard(n)` is told how many items each finished
-    shard held. Also writes `root/<split>.stats.json` (items and verifier refusals per task).
+    `jobs` worker processes share the shards; `renderer` draws the 3D panels (our painter, or
+    Blender: `render.set_renderer`); `on_shard(n)` is told how many items each finished shard held.
+    Also writes `root/<split>.stats.json` (items and verifier refusals per task).
     """
     root = Path(root)
     slots = plan(split, counts)
@@ -152,10 +156,11 @@ def generate_split(
         if on_shard:
             on_shard(len(records))
 
-    args = [(shards[k], seed, str(image_dir), str(root)) for k in todo]
+    args = [(shards[k], seed, str(image_dir), str(root), renderer) for k in todo]
     if jobs <= 1 or len(todo) <= 1:
         for k, a in zip(todo, args, strict=True):
             finish(k, _make_shard(a))
+        set_renderer("painter")
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:

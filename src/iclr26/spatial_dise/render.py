@@ -185,7 +185,9 @@ def _project(mesh: Mesh, cam: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def shading(mesh: Mesh) -> np.ndarray:
     """Each triangle's colour after the flat Lambert term (uint8, (T, 3))."""
-    normals = np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0])
+    normals = np.cross(
+        mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]
+    )
     lengths = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = normals / np.where(lengths == 0, 1, lengths)
     light = LIGHT / np.linalg.norm(LIGHT)
@@ -207,7 +209,9 @@ def rasterize(
     x, y, z = _project(mesh, cam)
     d = np.asarray(cam.direction, dtype=float)
     d = d / np.linalg.norm(d)
-    normals = np.cross(mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0])
+    normals = np.cross(
+        mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]
+    )
     colors = shading(mesh)
     for t in np.flatnonzero(normals @ d > 1e-9):  # front faces only
         xs, ys, zs = x[t], y[t], z[t]

@@ -48,7 +48,9 @@ def _generate(cfg: SpatialConfig, ctx: RunContext, root: Path) -> dict[str, list
     out: dict[str, list[Record]] = {}
     for split, c in counts.items():
         with ctx.progress(f"generating {split}", sum(c.values())) as advance:
-            csv = generate_split(root, split, c, seed=cfg.seed, jobs=cfg.jobs, on_shard=advance)
+            csv = generate_split(
+                root, split, c, seed=cfg.seed, jobs=cfg.jobs, renderer=cfg.renderer, on_shard=advance
+            )
         out[split] = read_csv(csv)
     return out
 

@@ -169,3 +169,24 @@ def test_record_validates_its_fields() -> None:
         Record("x", "q", "E", "a.png", "t", "easy", "Intrinsic-Static")
     with pytest.raises(ValueError, match="dise_category"):
         Record("x", "q", "A", "a.png", "t", "easy", "IS")
+
+
+def test_release_in_the_flagevalmm_schema(tmp_path: Path) -> None:
+    """DISE-bench/DISE-benchmark.csv as FlagEvalMM reads it: no id column, a `source` column, one
+    merged image per row and optional per-panel image columns (ignored)."""
+    bench = tmp_path / "DISE-bench"
+    (bench / "image").mkdir(parents=True)
+    (bench / "image" / "q1.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (bench / "DISE-benchmark.csv").write_text(
+        "question,answer,image,category,difficulty,source,dise_category,option_a_image_path\n"
+        '"Which view, from the cone?",B,image/q1.png,3d_projection,medium,synthetic,Extrinsic-Static,\n',
+        encoding="utf-8",
+    )
+    (rec,) = load_release(bench)
+    assert (rec.id, rec.answer, rec.category, rec.dise_category) == (
+        "DISE-benchmark_00001",
+        "B",
+        "3d_projection",
+        "Extrinsic-Static",
+    )
+    assert rec.image_paths(bench)[0].is_file()

@@ -28,8 +28,8 @@ CSV_COLUMNS = ("id", "question", "answer", "image", "category", "difficulty", "d
 """The authors' column order."""
 EXTRA_COLUMNS = ("n_question_panels",)
 """Columns our generator adds after the authors' (optional on read)."""
-REQUIRED = ("id", "question", "answer", "image", "category", "dise_category")
-"""Columns a CSV must have (the release may lack `difficulty`)."""
+REQUIRED = ("question", "answer", "image", "category", "dise_category")
+"""Columns a CSV must have (the release may lack `id`, then rows are numbered, and `difficulty`)."""
 
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "item_id", "qid", "question_id", "uid", "index", "idx"),
@@ -196,7 +196,9 @@ def read_csv(path: Path | str, *, check_images: bool = True) -> list[Record]:
         def bad(field: str, why: str, k: int = k) -> RecordError:
             return RecordError(f"{path}: row {k}, field {field!r}: {why}")
 
-        rid = cell("id")
+        rid = cell("id") if "id" in cols else f"{path.stem}_{k - 1:05d}"
+        if ours and "id" not in cols:
+            raise bad("id", "our CSVs carry an id column")
         if not rid:
             raise bad("id", "empty id")
         if rid in seen:

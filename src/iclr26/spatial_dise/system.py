@@ -17,6 +17,7 @@ import numpy as np
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
 from iclr26.spatial_dise import baselines as heuristics
@@ -168,6 +169,7 @@ def run(cfg: SpatialConfig, ctx: RunContext) -> Report:
         *tables,
         _generation_table(root, splits),
     ]
+    ctx.log(f"{tables[0].title}\n{markdown_table(tables[0].columns, tables[0].rows)}")
     sheet = example_sheet(bench, root, ctx.out_dir / "examples.png")
     shown = {k: v for k, v in results.items() if not k.startswith(("oracle", "null"))}
     chart = quadrant_chart(

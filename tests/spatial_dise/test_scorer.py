@@ -173,5 +173,5 @@ def test_train_from_records_and_predict_records(tmp_path: Path) -> None:
     "field, value", [("epochs", 0), ("batch_size", -1), ("lr", 0.0), ("image_size", 8), ("task_dim", -1)]
 )
 def test_config_checks_name_the_field(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=f"ScorerConfig.{field}"):
+    with pytest.raises(ValueError, match=f"scorer.{field} must be"):
         ScorerConfig(**{field: value})

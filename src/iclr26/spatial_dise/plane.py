@@ -214,6 +214,60 @@ def moved_cell(rng: np.random.Generator, cells: Polyomino) -> Polyomino | None:
     return None
 
 
+def dims(cells: Iterable[Cell]) -> tuple[int, int]:
+    """(columns, rows) of a polyomino's bounding box."""
+    cells = list(cells)
+    return (
+        1 + max(c for _, c in cells) - min(c for _, c in cells),
+        1 + max(r for r, _ in cells) - min(r for r, _ in cells),
+    )
+
+
+def outline(cells: Polyomino) -> tuple[int, int, int, int]:
+    """(perimeter, convex corners, concave corners, pinch points) of a polyomino's outline: how
+    much outline it draws and how often the outline turns."""
+    counts = [0, 0, 0, 0]
+    points = {(r + dr, c + dc) for r, c in cells for dr in (0, 1) for dc in (0, 1)}
+    for r, c in points:
+        around = [(r - 1, c - 1) in cells, (r - 1, c) in cells, (r, c) in cells, (r, c - 1) in cells]
+        k = sum(around)
+        if k == 1:
+            counts[1] += 1
+        elif k == 3:
+            counts[2] += 1
+        elif k == 2 and around[0] == around[2]:
+            counts[3] += 1
+    counts[0] = perimeter(cells)
+    return tuple(counts)
+
+
+def overlap(f: Polyomino, g: Polyomino) -> int:
+    """How many half-cells two polyominoes share (or leave both empty) when each is centred in
+    their common square box: how alike the two look side by side at one scale."""
+    side = 2 * max(*dims(f), *dims(g))
+
+    def grid(cells: Polyomino) -> np.ndarray:
+        w, h = dims(cells)
+        out = np.zeros((side, side), dtype=bool)
+        r0, c0 = side // 2 - h, side // 2 - w
+        for r, c in normalize(cells):
+            out[r0 + 2 * r : r0 + 2 * r + 2, c0 + 2 * c : c0 + 2 * c + 2] = True
+        return out
+
+    return int((grid(f) == grid(g)).sum())
+
+
+def near_miss(rng: np.random.Generator, cells: Polyomino, tries: int = 20) -> Polyomino | None:
+    """`moved_cell` with the same `outline` and the same bounding box, so
+    that a near miss draws as much outline and fills its box as the original does."""
+    box = dims(cells)
+    for _ in range(tries):
+        moved = moved_cell(rng, cells)
+        if moved is not None and outline(moved) == outline(cells) and dims(moved) == box:
+            return moved
+    return None
+
+
 def random_partition(
     rng: np.random.Generator, cells: Polyomino, k: int, min_size: int = 2
 ) -> tuple[Polyomino, ...] | None:

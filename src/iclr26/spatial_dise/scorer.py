@@ -35,6 +35,7 @@ from torch import nn
 from iclr26.core.checkpoint import atomic_write, save_checkpoint, write_text_atomic
 from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
+from iclr26.core.validation import check_int, check_interval
 from iclr26.spatial_dise.baselines import Panels, grey_square, load_panels
 from iclr26.spatial_dise.items import LETTERS
 from iclr26.spatial_dise.records import Record, csv_text
@@ -67,22 +68,13 @@ class ScorerConfig:
     """Side of the square each panel is resized to."""
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "width", "image_size"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"ScorerConfig.{name} must be a positive int, got {v!r}")
-        if self.image_size < 16:
-            raise ValueError(
-                f"ScorerConfig.image_size must be >= 16 (three stride-2 convs), got {self.image_size}"
-            )
-        if not self.lr > 0:
-            raise ValueError(f"ScorerConfig.lr must be > 0, got {self.lr!r}")
-        if self.weight_decay < 0:
-            raise ValueError(f"ScorerConfig.weight_decay must be >= 0, got {self.weight_decay!r}")
-        if not isinstance(self.task_dim, int) or self.task_dim < 0:
-            raise ValueError(f"ScorerConfig.task_dim must be an int >= 0, got {self.task_dim!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"ScorerConfig.seed must be a non-negative int, got {self.seed!r}")
+        for name in ("epochs", "batch_size", "width"):
+            check_int(f"scorer.{name}", getattr(self, name), 1)
+        check_int("scorer.image_size", self.image_size, 16)  # three stride-2 convs
+        check_int("scorer.task_dim", self.task_dim, 0)
+        check_int("scorer.seed", self.seed, 0)
+        check_interval("scorer.lr", self.lr, 0, None, closed=(False, True))
+        check_interval("scorer.weight_decay", self.weight_decay, 0, None)
 
 
 # ---------------------------------------------------------------------------------------------

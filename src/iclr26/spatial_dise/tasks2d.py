@@ -20,20 +20,29 @@ small integer grids (`plane`), and every answer is proved from scene parameters:
 Difficulty sets figure size, number of folds or pieces, and sheet size (`LEVELS` in each class).
 
 Weak distractors, and how they are avoided. Every option of an item has the same ink: the same
-number of cells (and, for polyominoes, the same perimeter), segments, shaded facets or holes,
-drawn at one shared scale (panels are drawn
-at their exact layout size, so nothing is rescaled differently). Distractors come in a pair
-structure {A, A'} + {E, E'}: A' is the answer's scene with one small change (a cell or punch
-moved), E a plausible error (a mirror image, a flap rotated or slid instead of flipped, a decoy),
-and E' the same error on the changed scene; so the answer is neither the medoid of the options
-nor the odd one out (e.g. for rotation, distractors are not all mirror images of each other,
-which would leave the answer as the only option that is not a rotation of the others). For
-fold-and-punch, errors are made at an inner fold, so every option keeps the mirror symmetry of
-the first fold. Measured pixel heuristics are reported in the spatial_dise README.
+number of cells (and, for polyominoes, the same outline: perimeter and corners), segments (of
+each direction, over as many lattice points, as many crossing diagonals), shaded facets or
+holes, drawn at one shared scale
+(panels are drawn at their exact layout size, so nothing is rescaled differently). Distractors
+come in a pair structure {A, A'} + {E, E'}: A' is the answer's scene with one small change (a
+cell or punch moved), E a plausible error (a mirror image, a flap rotated or slid instead of
+flipped, a decoy), and E' the same error on the changed scene; so the answer is neither the
+medoid of the options nor the odd one out. The pixel heuristics of `baselines` found further
+leaks, fixed at their cause: near-miss polyominoes keep the original's bounding box (a moved
+cell that stretched the box made the near misses look thinner); in rotation and assembly the
+pairs share their transforms and all four options share the answer's box, and in rotation the
+turn and mirror are chosen so that the options' cell overlap with the question figure spreads
+least (a mirror undoes one axis and a half turn both, so mirror images looked more like the
+question than the answer did); in folding A' moves shading only among cells the folds move, so
+the cells that stay put look the same in every option as in the question; in shape finding the
+decoys keep the target's box, direction mix and (for turned or mirrored copies) its centre of
+ink. For fold-and-punch, errors are made at an inner fold, so every option keeps the mirror
+symmetry of the first fold. Measured pixel heuristics are reported in the spatial_dise README.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -90,6 +99,39 @@ def _pick(rng: np.random.Generator, items: Sequence[Any]) -> Any:
 # ---------------------------------------------------------------- 2D shape finding
 
 
+def _direction(segment: plane.Segment) -> int:
+    """0 horizontal, 1 vertical, 2 falling diagonal, 3 rising diagonal (y down)."""
+    (x0, y0), (x1, y1) = segment
+    dx, dy = x1 - x0, y1 - y0
+    return 0 if dy == 0 else 1 if dx == 0 else 2 if dx == dy else 3
+
+
+def _centre(figure: LineFigure) -> tuple[int, int]:
+    """Twice the sum of a figure's segment midpoints (where its ink is heavy, times its size)."""
+    return sum(p[0] + q[0] for p, q in figure), sum(p[1] + q[1] for p, q in figure)
+
+
+def _crossed(segment: plane.Segment) -> plane.Segment | None:
+    """The other diagonal of a diagonal segment's cell (the one it crosses), None for others."""
+    (x0, y0), (x1, y1) = segment
+    if x0 == x1 or y0 == y1:
+        return None
+    return ((x0, y1), (x1, y0)) if (x0, y1) < (x1, y0) else ((x1, y0), (x0, y1))
+
+
+def _crossings(figure: LineFigure) -> int:
+    """How many pairs of diagonals cross at a cell's centre (their ink overlaps there)."""
+    return sum(_crossed(s) in figure for s in figure) // 2
+
+
+def _directions(figure: LineFigure) -> tuple[int, ...]:
+    """How many segments of each `_direction` a line figure has."""
+    counts = [0, 0, 0, 0]
+    for segment in figure:
+        counts[_direction(segment)] += 1
+    return tuple(counts)
+
+
 @dataclass(frozen=True)
 class ShapeFindingScene:
     """The target line figure (normalised) and the grid x grid cell box the drawings live in."""
@@ -126,17 +168,30 @@ class ShapeFinding:
         w, h = plane.extent(target)
         if w == 0 or h == 0:
             raise _Redraw
-        decoys = sorted({plane.transform(s, target) for s in plane.SYMMETRIES[1:]} - {target})
+        # decoys fill the target's box with as many segments of each direction (a turned or
+        # mirrored copy swaps horizontal with vertical or the two diagonals: pixels see that)
+        mix = _directions(target)
+        decoys = sorted(
+            d
+            for d in {plane.transform(s, target) for s in plane.SYMMETRIES[1:]}
+            if _centre(d) == _centre(target)  # a turned copy heavy where the target is light shows
+        )
         for _ in range(6):  # near misses: one segment swapped for another one touching the rest
             decoys.append(self._swapped(rng, target, box))
-        decoys = [d for d in decoys if d is not None and d != target]
+        decoys = [
+            d
+            for d in decoys
+            if d is not None and d != target and _directions(d) == mix and plane.extent(d) == (w, h)
+        ]
         answer = self._drawing(rng, target, grid, level["total"])
+        if answer is None:
+            raise _Redraw
         options: list[LineFigure] = [answer]
         for _ in range(40):
             if len(options) == 4:
                 break
-            drawing = self._drawing(rng, _pick(rng, decoys), grid, level["total"])
-            if not plane.occurrences(drawing, target) and drawing not in options:
+            drawing = self._drawing(rng, _pick(rng, decoys), grid, level["total"], answer)
+            if drawing is not None and not plane.occurrences(drawing, target) and drawing not in options:
                 options.append(drawing)
         if len(options) < 4:
             raise _Redraw
@@ -146,29 +201,62 @@ class ShapeFinding:
     def _swapped(rng: np.random.Generator, figure: LineFigure, box: int) -> LineFigure | None:
         """The figure with one segment replaced by another that keeps it connected."""
         order = sorted(figure)
-        rest = set(order) - {_pick(rng, order)}
+        removed = _pick(rng, order)
+        rest = set(order) - {removed}
         ends = {p for s in rest for p in s}
         pool = [
-            s for s in plane.lattice_segments(box, box) if s not in figure and (s[0] in ends or s[1] in ends)
+            s
+            for s in plane.lattice_segments(box, box)
+            if s not in figure and (s[0] in ends or s[1] in ends) and _direction(s) == _direction(removed)
         ]
         if not pool:
             return None
         return plane.normalize(frozenset(rest | {_pick(rng, pool)}))
 
     @staticmethod
-    def _drawing(rng: np.random.Generator, core: LineFigure, grid: int, total: int) -> LineFigure:
-        """`core` at a random place in the grid, with random touching segments up to `total`."""
+    @staticmethod
+    def _drawing(
+        rng: np.random.Generator, core: LineFigure, grid: int, total: int, like: LineFigure | None = None
+    ) -> LineFigure | None:
+        """`core` at a random place in the grid, with random touching segments up to `total`; if
+        `like` is given, with as many segments of each direction and as many lattice points as it
+        has (so as much ink), or None when the segments cannot be placed so."""
         w, h = plane.extent(core)
         if w > grid or h > grid:
             raise _Redraw
         placed = set(
             plane.translate_segments(core, int(rng.integers(grid - w + 1)), int(rng.integers(grid - h + 1)))
         )
+        ends = {p for s in placed for p in s}
+        if like is not None:  # what the fill still owes: segments per direction, points, crossings
+            mix = [m - k for m, k in zip(_directions(like), _directions(frozenset(placed)), strict=True)]
+            points = len({p for s in like for p in s}) - len(ends)
+            crossings = _crossings(like) - _crossings(frozenset(placed))
+            if points < 0 or crossings < 0 or min(mix) < 0:
+                return None
         pool = plane.lattice_segments(grid, grid)
         while len(placed) < total:
-            ends = {p for s in placed for p in s}
             touching = [s for s in pool if s not in placed and (s[0] in ends or s[1] in ends)]
-            placed.add(_pick(rng, touching))
+            if like is not None:
+                room = total - len(placed) - 1  # segments left after this one
+                touching = [
+                    s
+                    for s in touching
+                    if mix[_direction(s)] > 0
+                    and points - (s[0] not in ends or s[1] not in ends) in range(room + 1)
+                    and crossings - (_crossed(s) in placed) in range(room + 1)
+                ]
+            if not touching:
+                return None
+            segment = _pick(rng, touching)
+            if like is not None:
+                mix[_direction(segment)] -= 1
+                points -= segment[0] not in ends or segment[1] not in ends
+                crossings -= _crossed(segment) in placed
+            placed.add(segment)
+            ends.update(segment)
+        if like is not None and (points or crossings):
+            return None
         return frozenset(placed)
 
     def check(self, draft: Draft) -> list[str]:
@@ -235,14 +323,10 @@ class Rotation2D:
         figure = plane.random_polyomino(rng, level["cells"], level["side"])
         if not plane.is_asymmetric(figure):
             raise _Redraw
-        near = plane.moved_cell(rng, figure)
+        near = plane.near_miss(rng, figure)
         if near is None or not plane.is_asymmetric(near) or plane.same_up_to_mirror(near, figure):
             raise _Redraw
-        if plane.perimeter(near) != plane.perimeter(figure):  # equal outline ink, not just equal cells
-            raise _Redraw
-        turn = lambda f: plane.transform(ROTATIONS[1 + int(rng.integers(3))], f)  # noqa: E731
-        flip = lambda f: plane.transform(_pick(rng, MIRRORS), f)  # noqa: E731
-        options = [turn(figure), flip(figure), turn(near), flip(near)]
+        options = _balanced(rng, figure, figure, near, ROTATIONS[1:], MIRRORS)
         return Draft(self.name, difficulty, self.QUESTION, RotationScene(figure), options)
 
     def check(self, draft: Draft) -> list[str]:
@@ -265,6 +349,39 @@ class Rotation2D:
         return [_polyomino_panel(draft.scene.figure, unit, plane.question_size(1))], [
             _polyomino_panel(o, unit, OPTION_SIZE) for o in draft.options
         ]
+
+
+def _balanced(
+    rng: np.random.Generator,
+    question: Polyomino | None,
+    figure: Polyomino,
+    near: Polyomino,
+    turns: Sequence,
+    errors: Sequence,
+) -> list[Polyomino]:
+    """[t(figure), e(figure), t(near), e(near)] for a turn t and an error e (a mirror), all four
+    in one bounding box and looking as much alike the question.
+
+    Mirror images resemble a figure more than its turns do (a mirror undoes one axis, a half turn
+    both), so options at random orientations would give the answer away as the one least like the
+    question. Among the (t, e) whose options share a box, take those whose `plane.overlap` with
+    the question spreads least, and pick one at random. The pairs share their transforms, so the
+    near misses sit next to their originals and neither pair is the odd one out.
+    """
+    best: list[list[Polyomino]] = []
+    spread = None
+    for t, e in itertools.product(turns, errors):
+        options = [plane.transform(t, figure), plane.transform(e, figure)]
+        options += [plane.transform(t, near), plane.transform(e, near)]
+        if len({plane.dims(o) for o in options}) > 1:
+            continue
+        scores = [0] if question is None else [plane.overlap(question, o) for o in options]
+        gap = max(scores) - min(scores)
+        if spread is None or gap < spread:
+            best, spread = [], gap
+        if gap == spread:
+            best.append(options)
+    return list(_pick(rng, best))
 
 
 def _polyomino_panel(cells: Polyomino, unit: int, size: tuple[int, int]) -> Image.Image:
@@ -377,9 +494,16 @@ class Folding2D:
         answer = FoldView(*plane.folded_view(n, folds, shaded))
         if not 0 < len(answer.shaded) < len(answer.region):
             raise _Redraw
+        # A' moves a shaded cell that the folds move to another cell that they move: the cells
+        # that stay put look the same in every option as on the sheet in the question
+        moving = [
+            cell
+            for cell in cells
+            if all(plane.fold_point(p, folds) != p for p in map(plane.facet_point, plane.cell_facets(cell)))
+        ]
         for _ in range(10):
-            moved = set(shaded) - {_pick(rng, sorted(shaded))}
-            moved.add(_pick(rng, sorted(set(cells) - shaded)))
+            moved = set(shaded) - {_pick(rng, sorted(shaded.intersection(moving)))}
+            moved.add(_pick(rng, sorted(set(moving) - shaded)))
             moved = frozenset(moved)
             error = _pick(rng, _mistakes(folds))
             views = [FoldView(*plane.folded_view(n, folds, moved))]
@@ -572,12 +696,10 @@ class Assembly2D:
         if parts is None:
             raise _Redraw
         pieces = tuple(plane.transform(_pick(rng, ROTATIONS), p) for p in parts)
-        near = plane.moved_cell(rng, target)
-        if near is None or plane.perimeter(near) != plane.perimeter(target):  # equal outline ink
+        near = plane.near_miss(rng, target)
+        if near is None:
             raise _Redraw
-        turn = lambda f: plane.transform(_pick(rng, ROTATIONS), f)  # noqa: E731
-        flip = lambda f: plane.transform(_pick(rng, MIRRORS), f)  # noqa: E731
-        options = [turn(target), flip(target), turn(near), flip(near)]
+        options = _balanced(rng, None, target, near, ROTATIONS, MIRRORS)
         if _distinct(options, lambda o: plane.canonical(o, ROTATIONS)):
             raise _Redraw
         if any(plane.exact_cover(o, pieces) is not None for o in options[1:]):

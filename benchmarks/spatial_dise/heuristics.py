@@ -55,7 +55,8 @@ def main() -> None:
     for name in a.tasks.split(","):
         rows[name] = audit(name, a.items, a.seed)
         cells = "  ".join(f"{h} {v['accuracy']:5.1f}" for h, v in rows[name].items())
-        flag = " <-- outside chance" if any(v["ci"][0] > 25 or v["ci"][1] < 25 for v in rows[name].values()) else ""
+        off = [h for h, v in rows[name].items() if abs(v["accuracy"] - 25) > 5]
+        flag = f"  <-- more than 5 points from chance: {', '.join(off)}" if off else ""
         print(f"{name:17s} {cells}{flag}", flush=True)
     if not a.no_save:
         out = Path(__file__).parent / "results" / "heuristics.json"

@@ -9,6 +9,8 @@ import pytest
 
 from iclr26.spatial_dise import geometry as g
 from iclr26.spatial_dise.blocks3d import (
+    OPTION_GREY,
+    VIEWS,
     Combination3D,
     Parts,
     Pose,
@@ -18,8 +20,11 @@ from iclr26.spatial_dise.blocks3d import (
     carrying_rotations,
     edited,
     object_key,
+    question_dirs,
+    quick_edit,
     truncated,
 )
+from iclr26.spatial_dise.blocks3d import _projected as fast_projection
 from iclr26.spatial_dise.items import DIFFICULTIES, make_item, render_item
 
 L_TROMINO = (g.block((0, 0, 0)), g.block((1, 0, 0)), g.block((0, 1, 0)))
@@ -164,3 +169,62 @@ def test_renders_are_deterministic(task: object) -> None:
 def test_bad_families_are_refused() -> None:
     with pytest.raises(ValueError, match="families"):
         Rotation3D(families={"flipped": 1.0})
+
+
+def test_fast_projection_and_quick_edits() -> None:
+    rng = np.random.default_rng(7)
+    for i in range(300):
+        shape = g.random_shape(rng, DIFFICULTIES[i % 3])
+        assert all(fast_projection(shape, v) == g.projection(shape, v) for v in VIEWS)
+        for edit, change in (("add", 1), ("remove", -1), ("move", 0)):
+            out = quick_edit(shape, rng, edit)
+            if out is None:
+                continue
+            assert len(out) == len(shape) + change and g.is_connected(out)
+            assert all(g.in_grid(c) for c in g.cells_of(out))
+            if edit == "move":
+                assert g.counts(out) == g.counts(shape) and out != shape
+
+
+def test_projection_question_cameras_are_oblique() -> None:
+    rng = np.random.default_rng(0)
+    for view in VIEWS:
+        v = np.array(g.VIEW_DIRECTIONS[view], dtype=float)
+        dirs = question_dirs(view, rng)
+        assert len(dirs) == (4 if view == "top" else 2)
+        for d in dirs:
+            cos = float(np.dot(d, v) / np.linalg.norm(d))
+            assert (0.35 < cos < 0.65) if view == "top" else (0.2 < cos < 0.45)
+
+
+def test_projection_answer_is_one_sibling_among_the_options() -> None:
+    # The answer must not stand out among the options by its silhouette: by cell count (ink) or
+    # as the option nearest the other three (the medoid); each about a quarter of the time.
+    task = Projection3D()
+    rng = np.random.default_rng(3)
+    most = medoid = 0.0
+    pairs = 0
+    n = 300
+    for i in range(n):
+        draft = task.draft(rng, DIFFICULTIES[i % 3])
+        cells = [o.cells for o in draft.options]
+        sizes = [len(c) for c in cells]
+        most += (sizes[0] == max(sizes)) / sizes.count(max(sizes))  # ties shared out
+        spread = [sum(g.set_difference(a, b) for b in cells) for a in cells]
+        medoid += (spread[0] == min(spread)) / spread.count(min(spread))
+        if "other_view" in draft.meta["families"]:  # {shape, sibling} x {view, other view}
+            pairs += 1
+            o = draft.options
+            assert o[1].shape == draft.scene and o[1].view not in (o[0].view, g.OPPOSITE[o[0].view])
+            assert o[2].shape == o[3].shape and (o[2].view, o[3].view) == (o[0].view, o[1].view)
+    assert 0.18 < most / n < 0.32 and 0.18 < medoid / n < 0.32 and pairs > 0.1 * n
+
+
+def test_projection_options_share_one_flat_tone() -> None:
+    task = Projection3D()
+    draft = make_item(task, np.random.default_rng(2), "hard").draft
+    _, options = task.panels(draft)
+    for panel in options:
+        colours, n = np.unique(np.asarray(panel).reshape(-1, 3), axis=0, return_counts=True)
+        ink = [(tuple(c), k) for c, k in zip(colours, n, strict=True) if tuple(c) != (255, 255, 255)]
+        assert max(ink, key=lambda t: t[1])[0] == OPTION_GREY

@@ -9,7 +9,11 @@ on scene parameters (block cells), never on pixels:
   options are.
 - `Projection3D` ("3d_projection", Extrinsic-Static): which orthographic view does the blue cone
   mark? Proof: option 0's cell set is the shape's projection for that view, and every two options'
-  cell sets differ by `set_difference` >= 0.3 (the authors' rule).
+  cell sets differ by `set_difference` >= 0.3 (the authors' rule). Deviations, all against pixel
+  shortcuts (`baselines.PIXEL_BASELINES`, audited by benchmarks/spatial_dise/heuristics.py): the
+  question's shape and the edited distractors are sibling edits of one hidden shape, matched in
+  silhouette size; the other-view distractor comes as a pair; the options are drawn unshaded; a
+  side view's question camera is more oblique than the authors' isometric ones (`question_dirs`).
 - `Combination3D` ("3d_combination", the paper's 3D assembly, Extrinsic-Dynamic): which set of
   loose blocks builds the object seen from two opposite sides? Proof: option 0 has the shape's
   (cubes, prisms) counts and every option's counts are distinct.
@@ -30,6 +34,7 @@ from PIL import Image
 
 from iclr26.spatial_dise.geometry import (
     AXES,
+    BLOCKS,
     ISOMETRIC,
     OPPOSITE,
     VIEW_DIRECTIONS,
@@ -50,6 +55,7 @@ from iclr26.spatial_dise.geometry import (
     rotations,
     set_difference,
     transform,
+    view_axes,
 )
 from iclr26.spatial_dise.items import Draft
 from iclr26.spatial_dise.render import Camera, block_mesh, cone_mesh, render, visible_blocks
@@ -113,6 +119,63 @@ def edited(shape: Shape, rng: np.random.Generator, edit: str) -> Shape | None:
         spots = [b for b in _placements(rest, shape[i].kind) if b != shape[i]]
         if spots:
             return (*rest[:i], spots[int(rng.integers(len(spots)))], *rest[i:])
+    return None
+
+
+def _connected(shape: Shape) -> bool:
+    """Whether the blocks are one face-connected piece (a quick flood fill over cells)."""
+    cells = {c for b in shape for c in b.cells}
+    if not cells:
+        return False
+    start = next(iter(cells))
+    seen, stack = {start}, [start]
+    while stack:
+        x, y, z = stack.pop()
+        for dx, dy, dz in AXES:
+            n = (x + dx, y + dy, z + dz)
+            if n in cells and n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return len(seen) == len(cells)
+
+
+def _spot(rng: np.random.Generator, rest: Shape, kind: str, tries: int = 12) -> Block | None:
+    """A random block of `kind` on free grid cells touching `rest` by a face (None: none found)."""
+    used = {c for b in rest for c in b.cells}
+    cells = sorted(used)
+    for _ in range(tries):
+        x, y, z = cells[int(rng.integers(len(cells)))]
+        d = AXES[int(rng.integers(6))]
+        c = (x + d[0], y + d[1], z + d[2])
+        if c in used or not in_grid(c):
+            continue
+        if kind == "cube":
+            return block(c)
+        e = AXES[int(rng.integers(6))]
+        far = (c[0] + e[0], c[1] + e[1], c[2] + e[2])
+        if far not in used and in_grid(far):
+            return block(c, far)
+    return None
+
+
+def quick_edit(shape: Shape, rng: np.random.Generator, edit: str) -> Shape | None:
+    """`edited` by random trials instead of listing every place (drafting tries many edits).
+
+    "add" puts a cube (a prism with probability 0.3) on a free face neighbour; "remove" drops a
+    block whose removal keeps the rest connected; "move" does both, keeping the block's kind.
+    """
+    if edit == "add":
+        b = _spot(rng, shape, "prism" if rng.random() < 0.3 else "cube")
+        return None if b is None else (*shape, b)
+    for i in rng.permutation(len(shape))[:4]:
+        rest = shape[:i] + shape[i + 1 :]
+        if not rest or not _connected(rest):
+            continue
+        if edit == "remove":
+            return rest
+        b = _spot(rng, rest, shape[i].kind)
+        if b is not None and b != shape[i]:
+            return (*rest[:i], b, *rest[i:])
     return None
 
 
@@ -282,6 +345,48 @@ class Rotation3D:
 
 VIEWS = ("top", "front", "right", "back", "left")
 """The authors' orthographic views (never the bottom)."""
+OPTION_GREY = (150, 150, 150)
+"""The one tone of every orthographic option (unshaded)."""
+
+
+_VIEW_AXES = {
+    v: tuple(tuple(round(float(c)) for c in a) for a in view_axes(VIEW_DIRECTIONS[v])) for v in VIEWS
+}
+
+
+def _projected(shape: Shape, view: str) -> frozenset[tuple[int, int]]:
+    """`geometry.projection` in integer arithmetic (drafting tries many candidates)."""
+    (r0, r1, r2), (u0, u1, u2) = _VIEW_AXES[view]
+    pts = {(r0 * x + r1 * y + r2 * z, u0 * x + u1 * y + u2 * z) for b in shape for x, y, z in b.cells}
+    du, dv = min(p[0] for p in pts), min(p[1] for p in pts)
+    return frozenset((u - du, v - dv) for u, v in pts)
+
+
+def _look(cells: frozenset[tuple[int, int]]) -> tuple[int, int, int]:
+    """What ink and margin-trimming heuristics see of a silhouette: (cells, width, height)."""
+    return len(cells), max(u for u, _ in cells) + 1, max(v for _, v in cells) + 1
+
+
+def _mismatch(a: tuple[int, int, int], b: tuple[int, int, int]) -> int:
+    return sum(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+def question_dirs(view: str, rng: np.random.Generator) -> list[Direction]:
+    """Jittered question cameras that see the view's side of the shape, obliquely (ours).
+
+    For the top view these are the authors' four isometric cameras (+-6, +-4, 4). For a side view
+    those cameras look nearly along the view (cosine 0.49 or 0.73), and the question picture, whose
+    vertical is z like the side view's, then matches the answer's silhouette pixel by pixel; so a
+    side view v gets the two cameras 3 v +- 7 (v turned a quarter about z) + 6 z (cosine 0.31 with
+    v), still on the cone's side. The authors tie the camera to no view at all.
+    """
+    v = np.array(VIEW_DIRECTIONS[view], dtype=float)
+    if view == "top":
+        dirs = [np.array(d) for d in ISOMETRIC]
+    else:
+        across = np.array([-v[1], v[0], 0.0])
+        dirs = [3 * v + s * 7 * across + np.array([0.0, 0.0, 6.0]) for s in (1, -1)]
+    return [jittered(tuple(float(c) for c in d), rng) for d in dirs if float(np.dot(d, v)) > 0]
 
 
 @dataclass(frozen=True)
@@ -302,20 +407,31 @@ class Projection3D:
     """3D projection / view matching (the authors' 3d_projection.py).
 
     Question: an isometric view of the shape with a blue cone outside it on the side of one view
-    direction, pointing at it; the view is one of top/front/right/back/left, preferably one whose
-    projection differs from the other four (the authors' uniqueness rule). Options: orthographic
-    views drawn at one common scale; option 0 is that view. Distractors: with probability
-    `p_other_view` another view of the same shape (never the opposite one), else the shape with
-    1-3 blocks added/removed/moved seen from the asked view (a fresh random shape if no edit
-    works). Every two options' projections differ by `set_difference` >= `min_difference`.
-    When every distractor is an edit of the shape, the answer is the centre of the four pictures
-    and the option nearest the others' mean finds it (42% on 200 items); so with probability
-    `p_chain` an edited distractor edits an earlier edited distractor instead (ours).
+    direction, pointing at it (cameras: `question_dirs`); the view is one of top/front/right/back/
+    left, preferably one whose projection differs from the other four (the authors' uniqueness
+    rule, applied to the hidden base shape below). Options: orthographic views drawn at one common
+    scale in one flat tone; option 0 is that view. Every two options' projections differ by
+    `set_difference` >= `min_difference` (the authors' rule).
+
+    Distractors are the authors' two families, arranged so that no option is special (ours; the
+    authors' construction puts the answer at the centre of its edits, where the option nearest the
+    others finds it, and edits that add or remove blocks change the ink):
+
+    - "edited": a random base shape is grown and never drawn; four siblings are made from it, each
+      by 1-3 random edits (add, remove or move a block; the block count stays in the difficulty's
+      range), each the try (of `edit_tries`) whose silhouette's (cells, width, height) is nearest
+      the base's. The question's shape is a random one of the four and the other three are the
+      distractors, so the answer is one sibling among siblings, alike in ink and extent.
+    - "other_view": with probability `p_other_view` per item, the shape seen from another view w
+      (never the opposite one), drawn as a pair with a sibling also seen from w: the options are
+      {shape, sibling} x {view, w}, so the other view is not the odd one out.
+
+    Too few fitting siblings fall back to fresh random shapes (the authors' fallback).
     """
 
     p_other_view: float = 0.3
-    p_chain: float = 0.7  # an edited distractor is an edit of an earlier one (ours; see above)
     min_difference: float = 0.3
+    edit_tries: int = 30  # edits tried per sibling for the base's look (ours)
     panel_size: tuple[int, int] = PANEL
 
     name = "3d_projection"
@@ -330,46 +446,85 @@ class Projection3D:
     def _fits(self, cells: frozenset, taken: list[frozenset]) -> bool:
         return all(set_difference(cells, t) >= self.min_difference for t in taken)
 
+    def _edit(self, rng: np.random.Generator, s: Shape, sizes: tuple[int, int]) -> Shape | None:
+        """`s` with 1-3 random edits (add, remove or move a block), its block count kept in `sizes`."""
+        out: Shape | None = s
+        for _ in range(int(rng.integers(1, 4))):
+            if out is None:
+                return None
+            edits = [e for e, ok in (("add", len(out) < sizes[1]), ("remove", len(out) > sizes[0])) if ok]
+            out = quick_edit(out, rng, (*edits, "move")[int(rng.integers(len(edits) + 1))])
+        return out
+
+    def _sibling(
+        self, rng: np.random.Generator, base: Shape, view: str, taken: list[frozenset], sizes: tuple[int, int]
+    ) -> Shape | None:
+        """An edit of `base` whose view fits beside `taken`, as close to the base's look as found."""
+        look = _look(_projected(base, view))
+        best: tuple[int, Shape] | None = None
+        for _ in range(self.edit_tries):
+            s = self._edit(rng, base, sizes)
+            if not s:
+                continue
+            cells = _projected(s, view)
+            if not self._fits(cells, taken):
+                continue
+            miss = _mismatch(_look(cells), look)
+            if best is None or miss < best[0]:
+                best = (miss, s)
+            if miss == 0:
+                break
+        return None if best is None else best[1]
+
     def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        shape = random_shape(rng, difficulty)
-        sets = {v: projection(shape, v) for v in VIEWS}
+        sizes = BLOCKS[difficulty]
+        base = random_shape(rng, difficulty)
+        sets = {v: _projected(base, v) for v in VIEWS}
         unique = [v for v in VIEWS if all(sets[v] != sets[w] for w in VIEWS if w != v)]
         pool = unique or list(VIEWS)
         view = pool[int(rng.integers(len(pool)))]
+        # Four siblings: edits of one hidden base shape, each as close to the base's look as found;
+        # the question's shape is a random one of them, so no option is the centre of the others.
+        sibs: list[Shape] = []
+        taken: list[frozenset] = []
+        for _ in range(4):
+            s = self._sibling(rng, base, view, taken, sizes)
+            if s is None:
+                break
+            sibs.append(s)
+            taken.append(_projected(s, view))
+        if not sibs:
+            sibs, taken = [base], [sets[view]]
+        a = int(rng.integers(len(sibs)))
+        shape, rest = sibs[a], [sibs[i] for i in rng.permutation(len(sibs)) if i != a]
         options = [View(shape, view)]
-        taken = [sets[view]]
-        kinds = []
-        for _ in range(3):
-            chosen: View | None = None
-            kind = "fallback"
-            used = {o.view for o in options}
-            others = [
-                v for v in VIEWS if v not in used and v != OPPOSITE[view] and self._fits(sets[v], taken)
-            ]
-            if others and rng.random() < self.p_other_view:
-                chosen, kind = View(shape, others[int(rng.integers(len(others)))]), "other_view"
-            for _ in range(40 if chosen is None else 0):
-                edits = [o.shape for o in options[1:] if o.shape != shape]
-                s: Shape | None = shape  # edit an earlier edited distractor when there is one
-                if edits and rng.random() < self.p_chain:
-                    s = edits[int(rng.integers(len(edits)))]
-                for _ in range(int(rng.integers(1, 4))):
-                    s = edited(s, rng, ("add", "remove", "move")[int(rng.integers(3))]) if s else None
-                if s and self._fits(projection(s, view), taken):
-                    chosen, kind = View(s, view), "edited"
+        kinds: list[str] = []
+        if rest and rng.random() < self.p_other_view:
+            # The authors' other-view distractor, drawn as a pair: the shape and a sibling both from
+            # another view w, so the options are {shape, sibling} x {view, w} and none is the odd one.
+            sib = rest[0]
+            here = [_projected(shape, view), _projected(sib, view)]
+            ws = [w for w in VIEWS if w not in (view, OPPOSITE[view])]
+            for w in (ws[i] for i in rng.permutation(len(ws))):
+                there = [_projected(shape, w), _projected(sib, w)]
+                if self._fits(there[0], here) and self._fits(there[1], [*here, there[0]]):
+                    options += [View(shape, w), View(sib, view), View(sib, w)]
+                    kinds = ["other_view", "edited", "edited_other_view"]
                     break
-            for _ in range(20 if chosen is None else 0):
-                s = random_shape(rng, difficulty)
-                if self._fits(projection(s, view), taken):
-                    chosen, kind = View(s, view), "fresh"
+        if not kinds:
+            for s in rest:
+                options.append(View(s, view))
+                kinds.append("edited")
+        while len(options) < 4:  # too few siblings fit: fresh shapes (the authors' fallback)
+            taken = [_projected(o.shape, o.view) for o in options]
+            chosen = View(random_shape(rng, difficulty), view)
+            for _ in range(20):
+                if self._fits(_projected(chosen.shape, view), taken):
                     break
-            if chosen is None:
-                chosen, kind = View(random_shape(rng, difficulty), view), "fallback"
+                chosen = View(random_shape(rng, difficulty), view)
             options.append(chosen)
-            taken.append(chosen.cells)
-            kinds.append(kind)
-        sides = [k for k, d in enumerate(ISOMETRIC) if np.dot(d, VIEW_DIRECTIONS[view]) > 0]
-        meta = {"view": view, "families": kinds, "question_dirs": [_direction(rng, k) for k in sides]}
+            kinds.append("fresh")
+        meta = {"view": view, "families": kinds, "question_dirs": question_dirs(view, rng)}
         return Draft(self.name, difficulty, self.question, shape, options, meta)
 
     def check(self, draft: Draft) -> list[str]:
@@ -407,10 +562,11 @@ class Projection3D:
         question = render(block_mesh(draft.scene) + self.cone(draft.scene, view), Camera(tuple(q), w, h))  # type: ignore[arg-type]
         spans = [(max(u for u, _ in o.cells) + 1, max(v for _, v in o.cells) + 1) for o in draft.options]
         scale = 0.8 * min(min(w / su, h / sv) for su, sv in spans)
-        opts = [
-            render(block_mesh(o.shape), Camera(VIEW_DIRECTIONS[o.view], w, h, scale=scale))  # type: ignore[arg-type]
-            for o in draft.options
-        ]
+        opts = []
+        for o in draft.options:  # one flat tone: the light would tell a top view from a side view
+            mesh = block_mesh(o.shape, OPTION_GREY)
+            mesh.shaded[:] = False
+            opts.append(render(mesh, Camera(VIEW_DIRECTIONS[o.view], w, h, scale=scale)))  # type: ignore[arg-type]
         return [question], opts
 
 

@@ -27,7 +27,7 @@ from iclr26.spatial_dise.figures import example_sheet, quadrant_chart
 from iclr26.spatial_dise.harness import HUMAN, HUMAN_BY_QUADRANT, RANDOM, Evaluation, evaluate, vlm_predictor
 from iclr26.spatial_dise.items import DIFFICULTIES, QUADRANTS, make_item
 from iclr26.spatial_dise.records import Record, load_release, read_csv
-from iclr26.spatial_dise.scorer import predict_scorer, train_scorer
+from iclr26.spatial_dise.scorer import ScorerConfig, predict_scorer, train_scorer
 from iclr26.spatial_dise.tasks import TASKS, task
 
 PAPER_ROWS = [
@@ -200,11 +200,11 @@ def run(cfg: SpatialConfig, ctx: RunContext) -> Report:
 
 _SMALL = {"scorer.epochs": 2, "scorer.width": 8}
 PRESETS = preset_table(
-    bench=SpatialConfig(),
+    bench=SpatialConfig(scorer=ScorerConfig(epochs=15)),
     smoke={"bench_items": 20, "train_items": 60, "val_items": 20, "test_items": 0, "jobs": 1, **_SMALL},
-    # the tour: a 120-item bench and 900 training items, the scorer trained for a few epochs
-    demo={"bench_items": 120, "train_items": 900, "val_items": 150, "test_items": 0, "scorer.epochs": 6},
+    # the tour: a 200-item bench (every task) and 2,000 training items, the scorer trained for 6 epochs
+    demo={"bench_items": 200, "train_items": 2000, "val_items": 300, "test_items": 0, "scorer.epochs": 6},
     # the paper's scale is the bench's: add a VLM server (vlm=http) and the released bench (release=...)
-    paper={"vlm": "http", "scorer.epochs": 20},
+    paper={"vlm": "http", "scorer.epochs": 30},
 )
 SYSTEM = implemented_system("spatial_dise", presets=PRESETS, run=run)

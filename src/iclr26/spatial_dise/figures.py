@@ -59,7 +59,7 @@ def quadrant_chart(
     random chance as a dashed line; `accuracy[model][quadrant]` in %."""
     plt = pyplot()
     models = list(accuracy)
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 5.0))
     width = 0.8 / max(1, len(models))
     x = np.arange(len(quadrants))
     for k, m in enumerate(models):
@@ -79,7 +79,7 @@ def quadrant_chart(
     ax.set_xticks(x, [q.replace("-", "-\n") for q in quadrants])
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, ncol=3, loc="upper right")
+    ax.legend(fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False)
     ax.set_title("Spatial-DISE bench: accuracy by quadrant")
     fig.tight_layout()
     return save_figure(fig, run_dir, name)

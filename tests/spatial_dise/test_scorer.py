@@ -175,3 +175,48 @@ def test_train_from_records_and_predict_records(tmp_path: Path) -> None:
 def test_config_checks_name_the_field(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=f"scorer.{field} must be"):
         ScorerConfig(**{field: value})
+
+
+DDP_SCRIPT = """
+import sys, torch
+from tests.spatial_dise.test_scorer import FAST, toy_prepared
+from iclr26.core.distributed import cleanup, init_distributed
+from iclr26.spatial_dise.scorer import train_scorer
+info = init_distributed("cpu")
+torch.set_num_threads(1)
+result = train_scorer(toy_prepared(240, 0), toy_prepared(80, 1), FAST, sys.argv[1])
+state = {k: v.tolist() for k, v in result.model.state_dict().items()}
+torch.save(state, f"{sys.argv[1]}/rank{info.rank}.pt")
+cleanup()
+"""
+
+
+def test_training_under_torchrun_keeps_the_ranks_identical(tmp_path: Path) -> None:
+    """`torchrun --nproc_per_node=2`: each rank trains on half of every batch, DDP averages the
+    gradients, so both ranks end with the same weights and the run still learns the toy set."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "ddp_scorer.py"
+    script.write_text(DDP_SCRIPT)
+    out = tmp_path / "run"
+    out.mkdir()
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        str(script),
+        str(out),
+    ]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, cwd=root, stdin=subprocess.DEVNULL, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    a, b = torch.load(out / "rank0.pt"), torch.load(out / "rank1.pt")
+    assert a == b
+    assert torch.load(out / "last.pt", weights_only=False)["best_val_accuracy"] >= 0.7

@@ -33,6 +33,7 @@ from PIL import Image
 from torch import nn
 
 from iclr26.core.checkpoint import atomic_write, save_checkpoint, write_text_atomic
+from iclr26.core.distributed import init_distributed
 from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_int, check_interval
@@ -335,6 +336,7 @@ def train_scorer(
     out.mkdir(parents=True, exist_ok=True)
     last, best = out / "last.pt", out / "best.pt"
 
+    info = init_distributed("cpu")  # under torchrun: data parallel; alone: rank 0 of 1
     model = _make_model(train_data.tasks, cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start, history = 0, []
@@ -352,18 +354,24 @@ def train_scorer(
         start, history = state["epoch"] + 1, list(state["history"])
         best_epoch, best_acc = state["best_epoch"], state["best_val_accuracy"]
         log.info("resuming the option scorer from %s after epoch %d", last, start)
-    write_text_atomic(out / "config.json", json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
+    if info.is_main:
+        write_text_atomic(out / "config.json", json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
 
     task_idx = model.task_index(train_data.tasks)
     n = len(train_data)
+    step_model: nn.Module = model
+    if info.world_size > 1:  # each rank scores its share of every batch; DDP averages the gradients
+        step_model = nn.parallel.DistributedDataParallel(model)
     for epoch in range(start, cfg.epochs):
         model.train()
         gen = torch.Generator().manual_seed(derive_seed(cfg.seed, "shuffle", epoch))
         order = torch.randperm(n, generator=gen)
         total, hits, seen = 0.0, 0, 0
         for s in range(0, n, cfg.batch_size):
-            idx = order[s : s + cfg.batch_size]
-            scores = model(train_data.questions[idx], train_data.options[idx], task_idx[idx])  # (B, 4)
+            idx = order[s : s + cfg.batch_size][info.rank :: info.world_size]
+            if len(idx) == 0:  # a last batch smaller than the number of ranks
+                idx = order[s : s + 1]
+            scores = step_model(train_data.questions[idx], train_data.options[idx], task_idx[idx])  # (B, 4)
             loss = nn.functional.cross_entropy(scores, train_data.answers[idx])  # multiple-choice CE
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -395,8 +403,10 @@ def train_scorer(
         if not val_acc <= best_acc:  # improves (or the first epoch, or no validation items)
             best_epoch, best_acc = epoch, val_acc
             state.update(best_epoch=best_epoch, best_val_accuracy=best_acc)
-            save_checkpoint(best, state)
-        save_checkpoint(last, state)
+            if info.is_main:
+                save_checkpoint(best, state)
+        if info.is_main:
+            save_checkpoint(last, state)
 
     best_model = load_scorer(best) if best.is_file() else model
     best_model.eval()

@@ -76,6 +76,7 @@ PAPERS: tuple[Paper, ...] = (
         "conavbench",
         "CoNavBench: Collaborative Long-Horizon Vision-Language Navigation Benchmark",
         "Collaborative multi-robot episodes improve step-level success over single-agent navigation.",
+        requires=("networkx",),
     ),
     Paper(
         7,

@@ -7,8 +7,10 @@ import pytest
 
 from iclr26.conavbench.agents import (
     CollaborativePlanner,
+    EvalConfig,
     GreedySingleAgent,
     LLMAgent,
+    NullAgent,
     OracleAgent,
     RandomAgent,
     collaborative_plan,
@@ -19,6 +21,7 @@ from iclr26.conavbench.agents import (
 )
 from iclr26.conavbench.episode import Episode, SubTask
 from iclr26.conavbench.scene import Door, Room, Scene, SceneObject
+from iclr26.conavbench.sim import SimConfig
 
 
 def corridor_scene() -> Scene:
@@ -223,3 +226,27 @@ def test_planner_cost_per_episode():
         evaluate(eps, INDEX, agent)
     per_episode = (time.perf_counter() - t0) / (3 * len(eps))
     assert per_episode < 0.05  # 4,048 episodes x 3 planners in well under 5 minutes at this size
+
+
+NOISY = EvalConfig(sim=SimConfig(forward_noise=0.15, turn_noise=6.0))
+
+
+@pytest.mark.parametrize("protocol", ["high", "step"])
+def test_noisy_evaluation_repeats_and_keeps_the_expert_exact(protocol):
+    eps = [single_episode(f"n{k}", start=7, target="obj_0", end="obj_2") for k in range(8)]
+    exact = evaluate(eps, INDEX, OracleAgent(), protocol=protocol)
+    a = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=NOISY)
+    b = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=NOISY)
+    c = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=EvalConfig(sim=NOISY.sim, seed=1))
+    assert a.records == b.records  # seeded by (EvalConfig.seed, episode id)
+    assert a.records != c.records
+    assert [r.subtask_gt_steps for r in a.records] == [r.subtask_gt_steps for r in exact.records]
+    assert a.metrics["isr"] < exact.metrics["isr"] == 1.0  # 10 m legs with 6-degree turns fail
+    with pytest.raises(ValueError, match="seed"):
+        EvalConfig(seed=-1)
+
+
+def test_null_agent_fails_everywhere():
+    ev = evaluate(EPISODES, INDEX, NullAgent())
+    assert ev.metrics["sr"] == 0.0
+    assert evaluate(EPISODES, INDEX, NullAgent(), protocol="step").metrics["step_sr"] < 0.5

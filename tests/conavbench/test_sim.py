@@ -149,3 +149,111 @@ def test_deterministic_and_bad_input():
         simulate(idx, plan, {"primary": (1.0, 1.5)}, Script({"primary": ["jump"]}))
     with pytest.raises(ValueError, match="dt"):
         SimConfig(dt=0)
+
+
+class Recorder(Script):
+    """A `Script` that keeps every view it was shown."""
+
+    def __init__(self, actions):
+        super().__init__(actions)
+        self.views = []
+
+    def act(self, view):
+        self.views.append(view)
+        return super().act(view)
+
+
+NOISY = SimConfig(forward_noise=0.15, turn_noise=6.0)
+
+
+def test_noise_free_config_is_the_exact_simulator():
+    idx = SceneIndex(corridor_scene())
+    plan = [sub("primary", "move_to", 7)]
+    acts = ["forward", "left", "forward", "right"] * 6 + ["forward"] * 10
+    a = simulate(idx, plan, {"primary": (1.0, 1.5)}, Script({"primary": acts}))
+    b = simulate(
+        idx,
+        plan,
+        {"primary": (1.0, 1.5)},
+        Script({"primary": acts}),
+        config=SimConfig(forward_noise=0.0),
+        seed=9,
+    )
+    assert a.traces["primary"].positions == b.traces["primary"].positions
+    assert a.traces["primary"].beliefs == a.traces["primary"].positions  # exact: the belief is the truth
+    assert len(a.traces["primary"].activity) == a.ticks == len(a.traces["primary"].positions) - 1
+    with pytest.raises(ValueError, match="forward_noise"):
+        SimConfig(forward_noise=-0.1)
+
+
+def test_policy_sees_the_belief_and_the_truth_drifts():
+    idx = SceneIndex(corridor_scene())
+    plan = [sub("primary", "move_to", 1)]
+    pol = Recorder({"primary": ["forward"] * 6})
+    run = simulate(idx, plan, {"primary": (1.0, 1.5)}, pol, config=SimConfig(forward_noise=0.3), seed=1)
+    assert pol.views[-1].x == pytest.approx(1.0 + 6 * FORWARD_STEP)  # commanded: dead reckoning
+    assert run.traces["primary"].beliefs[-1][0] == pytest.approx(1.0 + 6 * FORWARD_STEP)
+    true_x = run.traces["primary"].positions[-1][0]
+    assert true_x != pytest.approx(1.0 + 6 * FORWARD_STEP, abs=1e-6)
+    assert run.traces["primary"].path_length == pytest.approx(true_x - 1.0)  # straight along +x
+    # success and the navigation error are judged on the true pose
+    assert run.subtasks[0].nav_error == pytest.approx(abs(3.0 - true_x))
+
+
+def test_noise_repeats_with_its_seed():
+    idx = SceneIndex(corridor_scene())
+    plan = [sub("primary", "move_to", 7)]
+    acts = ["forward", "left", "forward", "right"] * 10
+
+    def go(seed):
+        return simulate(
+            idx, plan, {"primary": (1.0, 1.5)}, Script({"primary": acts}), config=NOISY, seed=seed
+        )
+
+    assert go(3).traces["primary"].positions == go(3).traces["primary"].positions
+    assert go(3).traces["primary"].positions != go(4).traces["primary"].positions
+
+
+@pytest.mark.parametrize("relocalise", [True, False])
+def test_successful_interaction_relocalises(relocalise):
+    idx = SceneIndex(corridor_scene())
+    plan = [sub("primary", "move_to", 1), sub("primary", "pick", 1), sub("primary", "move_to", 3)]
+    cfg = SimConfig(forward_noise=0.3, turn_noise=10.0, relocalise_on_interaction=relocalise)
+    acts = ["forward"] * 8 + ["stop", "stop", "forward"]  # 2 m east, stop near node 1, pick, one more
+    pol = Recorder({"primary": acts})
+    run = simulate(idx, plan, {"primary": (1.0, 1.5)}, pol, config=cfg, seed=5)
+    assert run.subtasks[1].success
+    tr = run.traces["primary"]
+    k = 10  # the tick of the pick
+    assert (tr.beliefs[k] == tr.positions[k]) is relocalise
+    assert (tr.beliefs[k][0] == pytest.approx(3.0)) is not relocalise
+
+
+def test_long_legs_fail_more_under_noise():
+    """The noise-free expert succeeds on every leg; with noise, success falls with the leg's length."""
+    from iclr26.conavbench.agents import OracleAgent, index_scenes
+    from iclr26.conavbench.splits import build_split
+
+    split = build_split(0, n_single=12, n_collab=12, n_scenes=3, jobs=1)
+    indices = index_scenes(split.scenes)
+    legs = {}
+    for cfg in (SimConfig(), SimConfig(forward_noise=0.15, turn_noise=3.0)):
+        out = []
+        for ep in split.all:
+            idx = indices[ep.scene]
+            starts = dict(ep.starts)
+            for j, s in enumerate(ep.subtasks):
+                if s.action == "move_to":
+                    run = simulate(
+                        idx, [s], {s.robot: idx.pos[starts[s.robot]]}, OracleAgent(), budgets=600,
+                        standalone=True, config=cfg, seed=j,
+                    )  # fmt: skip
+                    out.append((run.subtasks[0].gt_length, run.subtasks[0].success))
+                starts[s.robot] = s.node
+        legs[cfg.noisy] = out
+    assert all(ok for _, ok in legs[False])
+    noisy = sorted(legs[True])
+    half = len(noisy) // 2
+    sr_short = sum(ok for _, ok in noisy[:half]) / half
+    sr_long = sum(ok for _, ok in noisy[half:]) / (len(noisy) - half)
+    assert sr_short > sr_long + 0.2, (sr_short, sr_long)

@@ -2,6 +2,7 @@
 which runs an agent over episodes under either instruction protocol and returns the metrics.
 
 - `OracleAgent`: the reference sub-tasks, each by the shortest path (rendezvous waits in the sim);
+- `NullAgent`: stops at once (the floor);
 - `RandomAgent`: uniform random actions (forward, left, right, stop), seeded per episode;
 - `GreedySingleAgent`: the primary alone does s -> t -> e (the best single-robot policy);
 - `CollaborativePlanner`: builds its own two-robot plan for the episode's type A1 / A2 (or the
@@ -18,7 +19,12 @@ success rate over these trials (`metrics.step_level_sr`).
 
 Ground-truth steps (SPL, CGT) are the expert's: the waypoint follower's steps on the sub-task from
 its reference start, alone (1 for an interaction: the stop). Each sub-task's step budget is
-max(`budget_min`, `budget_factor` x its ground-truth steps).
+max(`budget_min`, `budget_factor` x its ground-truth steps). The expert runs with exact actuation
+even when `EvalConfig.sim` adds noise (ground truth is the noise-free shortest route).
+
+Noise (`SimConfig.forward_noise`, `turn_noise`): agents steer by the belief the simulator gives
+them; each run's noise is seeded by `derive_seed(EvalConfig.seed, episode id)` (a step trial adds
+its sub-task index), so evaluations repeat.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import re
 import time
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from iclr26.conavbench.episode import COLLAB_TYPES, Episode, SubTask
 from iclr26.conavbench.metrics import SUCCESS_RULES, EpisodeRecord, step_level_sr, summarize
@@ -44,6 +50,7 @@ from iclr26.conavbench.sim import (
     SimResult,
     simulate,
 )
+from iclr26.core.seeding import derive_seed
 
 PROTOCOLS = ("high", "step")
 SPEED = 0.5  # m/s: FORWARD_STEP per SimConfig.dt, for a planner's time estimates
@@ -172,6 +179,17 @@ class OracleAgent(Agent):
     """
 
     name = "oracle"
+
+
+class NullAgent(Agent):
+    """Stops at once in every sub-task (a floor: it succeeds only where a sub-task starts within
+    the success radius)."""
+
+    name = "null"
+
+    def act(self, view: RobotView) -> str:
+        """Always "stop"."""
+        return "stop"
 
 
 class RandomAgent(Agent):
@@ -395,6 +413,7 @@ class EvalConfig:
     budget_min: int = 20  # ... but at least this many
     success_rule: str = "delivered"  # see metrics.SUCCESS_RULES
     sim: SimConfig = field(default_factory=SimConfig)
+    seed: int = 0  # seeds the actuation noise: derive_seed(seed, episode id[, trial's sub-task index])
 
     def __post_init__(self) -> None:
         if self.success_rule not in SUCCESS_RULES:
@@ -406,6 +425,8 @@ class EvalConfig:
                 f"EvalConfig.budget_factor must be > 0 and budget_min >= 1, got {self.budget_factor} and "
                 f"{self.budget_min}"
             )
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"EvalConfig.seed must be a non-negative int, got {self.seed!r}")
 
 
 @dataclass
@@ -444,9 +465,11 @@ _EXPERT = OracleAgent()
 
 
 def expert_steps(index: SceneIndex, start: int, goal: int, config: SimConfig) -> int:
-    """The expert's steps from node `start` to `goal`, the stop included (cached on the index)."""
+    """The expert's steps from node `start` to `goal`, the stop included (cached on the index), with
+    exact actuation whatever `config`'s noise."""
     cache: dict[tuple[int, int], int] = index.__dict__.setdefault("_expert", {})
     if (start, goal) not in cache:
+        config = replace(config, forward_noise=0.0, turn_noise=0.0)
         if start == goal:
             cache[start, goal] = 1
         else:
@@ -495,7 +518,8 @@ def evaluate(
         finals = [j for j, s in enumerate(plan) if s.action == "place"]
         if protocol == "high":
             starts = {r: index.pos[n] for r, n in ep.starts.items()}
-            run = simulate(index, plan, starts, agent, budgets=budgets, config=cfg.sim)
+            seed = derive_seed(cfg.seed, ep.id)
+            run = simulate(index, plan, starts, agent, budgets=budgets, config=cfg.sim, seed=seed)
             records.append(_record(ep, run, gt, finals[-1] if finals else len(plan) - 1))
             if keep_runs:
                 runs.append(run)
@@ -504,7 +528,10 @@ def evaluate(
             if sub.action != "move_to":
                 continue  # an interaction trial would start at its own node
             starts = {sub.robot: index.pos[ref[j]]}
-            run = simulate(index, [sub], starts, agent, budgets=[budgets[j]], standalone=True, config=cfg.sim)
+            seed = derive_seed(cfg.seed, ep.id, j)
+            run = simulate(
+                index, [sub], starts, agent, budgets=[budgets[j]], standalone=True, config=cfg.sim, seed=seed
+            )
             records.append(_record(ep, run, [gt[j]], 0))
             if keep_runs:
                 runs.append(run)

@@ -143,11 +143,16 @@ def acceptance(sp: tools.ShortestPaths, s: int, t: int, e: int, x: int) -> Accep
     )
 
 
+MIN_LEG = 2.0
+"""Metres every leg of a collaborative mission must span: twice the 1 m success radius, so no leg
+is done where it starts (a null agent must fail every step)."""
+
+
 def guard_failure(
     sp: tools.ShortestPaths, collab_type: str, s: int, h: int, t: int, e: int, x: int
 ) -> str | None:
     """Which guard fails (None when all hold): x != t, x != e, x != s, h not in {s, t, x, e}, both
-    robots reach x, the helper reaches t (A1) or e (A2)."""
+    robots reach x, the helper reaches t (A1) or e (A2), every leg at least `MIN_LEG` long."""
     inf = float("inf")
     if x == t:
         return "relay x is the target's node t"
@@ -165,6 +170,9 @@ def guard_failure(
         return "the helper cannot reach the target (A1)"
     if collab_type == "A2" and sp.distance(x, e) == inf:
         return "the helper cannot reach the end (A2)"
+    legs = ((h, t), (t, x), (s, x), (x, e)) if collab_type == "A1" else ((s, t), (t, x), (h, x), (x, e))
+    if any(sp.distance(a, b) < MIN_LEG for a, b in legs):  # ours: a leg must not start at its goal
+        return f"a leg is shorter than {MIN_LEG} m"
     return None
 
 

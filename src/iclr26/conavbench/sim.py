@@ -17,6 +17,19 @@ A sub-task also ends, failed, when it has used its step budget. The oracle succe
 is d < 1 m at any tick of it. `standalone=True` (the step-by-step protocol's single trials)
 assumes every precondition: the object is where the sub-task needs it and the partner is there.
 
+Actuation noise and dead reckoning (the standard model of a robot without GPS; off by default):
+each forward moves the TRUE pose FORWARD_STEP x (1 + `forward_noise` x N(0, 1)) along the true
+heading, and each turn turns it by 30 + `turn_noise` x N(0, 1) degrees; walls still block the true
+move. The robot's BELIEF moves by the commanded amount (0.25 m along its believed heading, one of
+the 12; not at all after a blocked forward: the bump is sensed). Policies see only the belief
+(`RobotView`); success, the navigation error and interference use the true pose. The belief starts
+at the true pose in every run (an episode, or one step-protocol trial) and, with
+`relocalise_on_interaction`, is reset to it whenever an interaction (pick, place, handoff, receive)
+succeeds: the robot recognises the object, so it knows where it is, and re-aligns its heading to
+the nearest of the 12. The error thus grows with the distance driven since the last fix, and long
+legs fail more. The noise is drawn per robot from `derive_seed(seed, robot)`; `simulate(seed=...)`.
+With both noises 0 the belief is the true pose and runs are exactly the noise-free ones.
+
 Interference: an event each time the two robots come closer than 0.6 m, except when both are
 within 1 m of a rendezvous node (the handoff is meant to bring them together).
 
@@ -28,6 +41,7 @@ R). Shortest-path trees towards goals are computed once per goal and cached (`Sc
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -36,6 +50,7 @@ import networkx as nx
 
 from iclr26.conavbench.episode import SubTask
 from iclr26.conavbench.scene import WALL_CLEARANCE, Scene
+from iclr26.core.seeding import derive_seed
 
 FORWARD_STEP = 0.25  # metres per forward action (the paper's action space)
 TURN_DEGREES = 30  # degrees per turn action
@@ -45,6 +60,7 @@ INTERFERENCE_RADIUS = 0.6  # metres: robots closer than this interfere
 DOOR_OVERLAP = 0.05  # metres a door opening reaches into each room's walkable rectangle
 SIM_ACTIONS = ("forward", "left", "right", "stop", "wait")
 RENDEZVOUS = {"handoff": "receive", "receive": "handoff"}
+INTERACTIONS = ("pick", "place", "handoff", "receive")  # a success relocalises the robot
 
 _COS = [math.cos(math.radians(h * TURN_DEGREES)) for h in range(HEADINGS)]
 _SIN = [math.sin(math.radians(h * TURN_DEGREES)) for h in range(HEADINGS)]
@@ -58,6 +74,14 @@ class SimConfig:
     success_radius: float = SUCCESS_RADIUS
     interference_radius: float = INTERFERENCE_RADIUS
     max_ticks: int = 20_000  # a hard cap on one run; every open sub-task fails there
+    forward_noise: float = 0.0  # std of each forward step's relative length error (0.15: 15%)
+    turn_noise: float = 0.0  # std in degrees of each 30-degree turn's error
+    relocalise_on_interaction: bool = True  # a successful interaction resets the belief to the truth
+
+    @property
+    def noisy(self) -> bool:
+        """Whether actuation is noisy (the belief can leave the true pose)."""
+        return self.forward_noise > 0 or self.turn_noise > 0
 
     def __post_init__(self) -> None:
         if self.dt <= 0:
@@ -66,6 +90,11 @@ class SimConfig:
             raise ValueError(
                 f"SimConfig.success_radius must be > 0 and interference_radius >= 0, got "
                 f"{self.success_radius} and {self.interference_radius}"
+            )
+        if self.forward_noise < 0 or self.turn_noise < 0:
+            raise ValueError(
+                f"SimConfig.forward_noise and turn_noise must be >= 0 (0 = exact actuation), got "
+                f"{self.forward_noise} and {self.turn_noise}"
             )
 
 
@@ -228,12 +257,13 @@ def _door_rect(
 
 @dataclass(frozen=True)
 class RobotView:
-    """What a policy sees of one robot at one tick."""
+    """What a policy sees of one robot at one tick: its BELIEVED pose (dead reckoning since the last
+    fix; the true pose when actuation is exact)."""
 
     robot: str
     x: float
     y: float
-    heading: int  # 0..11, times 30 degrees, counter-clockwise from +x
+    heading: int  # 0..11, times 30 degrees, counter-clockwise from +x (believed)
     stage: int  # index into this robot's own sub-task list
     subtask: SubTask
     blocked: bool  # the robot's last forward was blocked
@@ -268,10 +298,13 @@ class SubtaskResult:
 
 @dataclass
 class RobotTrace:
-    """One robot's run: positions per tick (the start first), path length, waiting and finish time."""
+    """One robot's run: true and believed positions per tick (the start first), what it did each
+    tick (`activity`: "move" for an action, "wait", or "done"), path length, waiting, finish time."""
 
     robot: str
     positions: list[tuple[float, float]] = field(default_factory=list)
+    beliefs: list[tuple[float, float]] = field(default_factory=list)
+    activity: list[str] = field(default_factory=list)
     path_length: float = 0.0
     wait_time: float = 0.0
     finish_time: float = 0.0  # seconds at the robot's last action (0 for an idle robot)
@@ -279,7 +312,8 @@ class RobotTrace:
 
 @dataclass
 class SimResult:
-    """A run: per-sub-task results in plan order, per-robot traces, makespan and interference."""
+    """A run: per-sub-task results in plan order, per-robot traces, makespan and interference;
+    `plan` is the plan that was run and `dt` the seconds per tick (for figures)."""
 
     subtasks: list[SubtaskResult]
     traces: dict[str, RobotTrace]
@@ -287,6 +321,8 @@ class SimResult:
     interference: int
     delivered: bool  # the object reached e
     ticks: int
+    plan: tuple[SubTask, ...] = ()
+    dt: float = 0.5
 
 
 @dataclass
@@ -294,13 +330,29 @@ class _Robot:
     name: str
     x: float
     y: float
-    h: int
+    h: int  # the believed heading, 0..11
     stages: list[int]  # plan indices of this robot's sub-tasks, in order
     stage: int = 0
     stage_steps: int = 0
     waiting: bool = False
     blocked: bool = False
     trace: RobotTrace = field(default_factory=lambda: RobotTrace(""))
+    bx: float = 0.0  # the believed position (dead reckoning)
+    by: float = 0.0
+    dh: float = 0.0  # degrees: the true heading is h * 30 + dh
+    rng: random.Random | None = None  # the actuation noise (None when exact)
+
+    def record(self, activity: str) -> None:
+        self.trace.positions.append((self.x, self.y))
+        self.trace.beliefs.append((self.bx, self.by))
+        self.trace.activity.append(activity)
+
+    def relocalise(self) -> None:
+        """The belief becomes the true pose; the heading re-aligns to the nearest of the 12."""
+        self.bx, self.by = self.x, self.y
+        if self.dh:
+            k = round(self.dh / TURN_DEGREES)
+            self.h, self.dh = (self.h + k) % HEADINGS, 0.0
 
     @property
     def done(self) -> bool:
@@ -317,10 +369,12 @@ def simulate(
     headings: Mapping[str, int] | None = None,
     standalone: bool = False,
     config: SimConfig | None = None,
+    seed: int = 0,
 ) -> SimResult:
     """Run `plan` (sub-tasks of all robots in schedule order) from `starts` (robot -> (x, y)),
     asking `policy` for each robot's actions in lock step (`policy.begin` first). `budgets` caps
-    each sub-task's steps; `headings` (robot -> 0..11) default to 0."""
+    each sub-task's steps; `headings` (robot -> 0..11) default to 0; `seed` seeds the actuation
+    noise (each robot's from `derive_seed(seed, robot)`)."""
     cfg = config or SimConfig()
     unknown = sorted({s.robot for s in plan} - set(starts))
     if unknown:
@@ -342,7 +396,10 @@ def simulate(
         for r, p in starts.items()
     ]
     for rb in robots:
-        rb.trace = RobotTrace(rb.name, [(rb.x, rb.y)])
+        rb.trace = RobotTrace(rb.name, [(rb.x, rb.y)], [(rb.x, rb.y)])
+        rb.bx, rb.by = rb.x, rb.y  # every run starts localised
+        if cfg.noisy:
+            rb.rng = random.Random(derive_seed(seed, rb.name))
     results = [SubtaskResult() for _ in plan]
     holder: str | None = None  # who holds the object: None while at t, "e" once delivered
     rendezvous_nodes = {s.node for s in plan if s.action in RENDEZVOUS}
@@ -365,6 +422,8 @@ def simulate(
         res.nav_error = index.geodesic(rb.x, rb.y, plan[i].node)
         res.end_time = t
         rb.trace.finish_time = t
+        if success and cfg.relocalise_on_interaction and plan[i].action in INTERACTIONS:
+            rb.relocalise()  # it recognises the object
         rb.stage += 1
         rb.waiting = False
         begin_stage(rb)
@@ -408,29 +467,36 @@ def simulate(
             if rb.done or rb.waiting:
                 if rb.waiting:
                     rb.trace.wait_time += cfg.dt
-                rb.trace.positions.append((rb.x, rb.y))
+                rb.record("wait" if rb.waiting else "done")
                 continue
             i = rb.stages[rb.stage]
             sub = plan[i]
-            action = policy.act(RobotView(rb.name, rb.x, rb.y, rb.h, rb.stage, sub, rb.blocked, t - cfg.dt))
+            action = policy.act(RobotView(rb.name, rb.bx, rb.by, rb.h, rb.stage, sub, rb.blocked, t - cfg.dt))
             if action == "wait":
                 rb.trace.wait_time += cfg.dt
-                rb.trace.positions.append((rb.x, rb.y))
+                rb.record("wait")
                 continue
             rb.stage_steps += 1
             if action == "forward":
-                nx_, ny_ = rb.x + FORWARD_STEP * _COS[rb.h], rb.y + FORWARD_STEP * _SIN[rb.h]
-                rb.blocked = not index.walkable(nx_, ny_)
+                step, c, s = FORWARD_STEP, _COS[rb.h], _SIN[rb.h]
+                if rb.rng is not None:
+                    step = FORWARD_STEP * max(0.0, 1.0 + cfg.forward_noise * rb.rng.gauss(0.0, 1.0))
+                    if rb.dh:
+                        a = math.radians(rb.h * TURN_DEGREES + rb.dh)
+                        c, s = math.cos(a), math.sin(a)
+                nx_, ny_ = rb.x + step * c, rb.y + step * s
+                rb.blocked = not index.walkable(nx_, ny_)  # the true move; the bump is sensed
                 if not rb.blocked:
                     rb.x, rb.y = nx_, ny_
-                    rb.trace.path_length += FORWARD_STEP
+                    rb.bx, rb.by = rb.bx + FORWARD_STEP * _COS[rb.h], rb.by + FORWARD_STEP * _SIN[rb.h]
+                    rb.trace.path_length += step
                     gx, gy = index.pos[sub.node]
                     if not results[i].oracle_success and math.hypot(rb.x - gx, rb.y - gy) < R:
                         results[i].oracle_success = near(rb, sub.node)  # geodesic >= Euclidean
-            elif action == "left":
-                rb.h = (rb.h + 1) % HEADINGS
-            elif action == "right":
-                rb.h = (rb.h - 1) % HEADINGS
+            elif action in ("left", "right"):
+                rb.h = (rb.h + (1 if action == "left" else -1)) % HEADINGS
+                if rb.rng is not None and cfg.turn_noise > 0:
+                    rb.dh += cfg.turn_noise * rb.rng.gauss(0.0, 1.0)
             elif action == "stop":
                 rb.trace.finish_time = t
                 on_stop(rb, t)
@@ -438,7 +504,7 @@ def simulate(
                 raise ValueError(
                     f"policy returned action {action!r} for {rb.name}; expected one of {SIM_ACTIONS}"
                 )
-            rb.trace.positions.append((rb.x, rb.y))
+            rb.record("move")
             if not rb.done and not rb.waiting and rb.stage_steps >= budget[rb.stages[rb.stage]]:
                 end_stage(rb, False, t)  # the step budget is spent
         # the rendezvous: resolve complementary waiting pairs, release robots whose partner cannot come
@@ -472,4 +538,4 @@ def simulate(
             end_stage(rb, False, tick * cfg.dt)
     traces = {rb.name: rb.trace for rb in robots}
     makespan = max((tr.finish_time for tr in traces.values()), default=0.0)
-    return SimResult(results, traces, makespan, interference, holder == "e", tick)
+    return SimResult(results, traces, makespan, interference, holder == "e", tick, tuple(plan), cfg.dt)

@@ -36,3 +36,13 @@ def test_bad_config_names_the_field() -> None:
         NavConfig(eval_split="holdout")
     with pytest.raises(ConfigError, match="n_scenes"):
         NavConfig(n_scenes=1)
+
+
+def test_the_makespan_rule_keeps_only_faster_collaborations() -> None:
+    from iclr26.conavbench.splits import build_split
+
+    paper = build_split(0, n_single=0, n_collab=30, n_scenes=4, jobs=1)
+    ours = build_split(0, n_single=0, n_collab=30, n_scenes=4, jobs=1, rule="makespan")
+    assert any(e.meta["makespan"] >= e.meta["solo_makespan"] for e in paper.all)  # the paper's rule allows it
+    assert ours.all and all(e.meta["makespan"] < e.meta["solo_makespan"] for e in ours.all)
+    assert ours.stats["rejected"].get("makespan >= solo (makespan rule)", 0) > 0

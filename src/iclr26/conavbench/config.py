@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from iclr26.conavbench.agents import EvalConfig
+from iclr26.conavbench.missions import RULES
 from iclr26.conavbench.sim import SimConfig
 from iclr26.conavbench.splits import N_COLLAB, N_SCENES, N_SINGLE
 from iclr26.core.config import ConfigError
@@ -34,6 +35,9 @@ class NavConfig:
     """NavCraft-C episodes (the paper: 1,612)"""
     n_scenes: int = N_SCENES
     """generated houses (the paper uses 216 HM3D scenes); train / val / test by scene, 70 / 10 / 20"""
+    acceptance: str = "paper"
+    """NavCraft-C's acceptance rule: paper (min(J_A1, J_A2) < C_solo: the primary's distance only) or
+    makespan (ours: also a schedule that places the object sooner than the primary alone)"""
     data_dir: str = ""
     """folder for the generated split (empty: the run folder's data/); a re-run resumes it"""
     jobs: int = 2
@@ -63,6 +67,7 @@ class NavConfig:
         check_int("jobs", self.jobs, 1, 64)
         check_int("seed", self.seed, 0)
         check_in("eval_split", self.eval_split, SPLITS)
+        check_in("acceptance", self.acceptance, RULES)
         check_in("llm", self.llm, ("embedded", "http", "transformers"))
         for a in self.agents:
             check_in("agents", a, AGENTS)

@@ -275,9 +275,14 @@ def collaborative_episode(
     *,
     template: int = 0,
     counts: Proposals | None = None,
+    rule: str = "paper",
 ) -> Episode | None:
     """The NavCraft-C episode of (s, t, e) with helper start h and relay object `relay`, or None when
-    the acceptance rule, a guard or the schedule repair rejects it (the reason counted in `counts`)."""
+    the acceptance rule, a guard or the schedule repair rejects it (the reason counted in `counts`).
+
+    `rule="makespan"` (ours) also requires the repaired schedule to place the object sooner than the
+    primary alone would (makespan < C_solo / speed): the paper's rule counts only the primary's
+    distance, so a helper that walks across the house can still be "accepted"."""
     counts = counts if counts is not None else Proposals()
     counts.proposed += 1
     t, e, xo = scene.object(triple.target), scene.object(triple.end), scene.object(relay)
@@ -327,6 +332,9 @@ def collaborative_episode(
     ]
     steps.sort(key=lambda p: (round(p[0], 6), ACTION_RANK[p[1].action], ROBOTS.index(p[1].robot)))
     base = high_level(scene, triple, template)
+    if rule == "makespan" and cp.visits[-1].arrive >= acc.c_solo / tools.SPEED:
+        counts.reject("makespan >= solo (makespan rule)")
+        return None
     instruction = COLLAB_TEMPLATES[kind].format(base=base, t=t.name, x=xo.name, rx=object_region(scene, xo))
     return Episode(
         id=episode_id,
@@ -366,6 +374,7 @@ def propose_collaborative(
     tries: int = 20,
     template: int = 0,
     counts: Proposals | None = None,
+    rule: str = "paper",
 ) -> Episode | None:
     """Random (helper start, relay object) proposals for one triple until one is kept (None after `tries`)."""
     starts = sorted(n for n, d in scene.graph.nodes(data=True) if not d.get("door") and n != triple.start)
@@ -374,14 +383,26 @@ def propose_collaborative(
     for _ in range(tries):
         h = starts[int(rng.integers(len(starts)))]
         relay = scene.objects[int(rng.integers(len(scene.objects)))].id
-        ep = collaborative_episode(scene, triple, h, relay, episode_id, sp, template=template, counts=counts)
+        ep = collaborative_episode(
+            scene, triple, h, relay, episode_id, sp, template=template, counts=counts, rule=rule
+        )
         if ep is not None:
             return ep
     return None
 
 
+RULES = ("paper", "makespan")
+"""NavCraft-C acceptance: the paper's min(J_A1, J_A2) < C_solo, or that and a shorter makespan (ours)."""
+
+
 def scene_episodes(
-    rng: np.random.Generator, scene: Scene, n_single: int, n_collab: int, *, tau: int = TAU
+    rng: np.random.Generator,
+    scene: Scene,
+    n_single: int,
+    n_collab: int,
+    *,
+    tau: int = TAU,
+    rule: str = "paper",
 ) -> tuple[list[Episode], Proposals]:
     """`n_single` NavCraft-S and `n_collab` NavCraft-C episodes of one scene (fewer when the scene
     cannot supply them), distinct triples per kind; and the collaborative proposal counts."""
@@ -403,7 +424,9 @@ def scene_episodes(
             if kind == "single":
                 ep = single_episode(scene, triple, eid, sp, template=template)
             else:
-                ep = propose_collaborative(rng, scene, triple, eid, sp, template=template, counts=counts)
+                ep = propose_collaborative(
+                    rng, scene, triple, eid, sp, template=template, counts=counts, rule=rule
+                )
             if ep is not None:
                 seen.add(triple)
                 out.append(ep)

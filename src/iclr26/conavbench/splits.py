@@ -53,11 +53,11 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=False, separators=(",", ":"), ensure_ascii=False)
 
 
-def _scene_job(args: tuple[int, int, int, int, int, str | None]) -> dict[str, Any]:
+def _scene_job(args: tuple[int, int, int, int, int, str | None, str]) -> dict[str, Any]:
     """Generate scene i, its episodes, validate them; returns the scene file's JSON dict."""
     from iclr26.conavbench import house  # lazy: house.py is written in parallel
 
-    seed, i, n_scenes, n_single, n_collab, out = args
+    seed, i, n_scenes, n_single, n_collab, out, rule = args
     sid = f"scene_{i:04d}"
     path = Path(out, "scenes", f"{sid}.json") if out else None
     if path is not None and path.exists():
@@ -65,7 +65,7 @@ def _scene_job(args: tuple[int, int, int, int, int, str | None]) -> dict[str, An
     rng = np.random.default_rng(derive_seed(seed, "scene", i))
     scene = house.generate_scene(rng, sid, n_rooms=int(rng.integers(*ROOMS)))
     eps, counts = missions.scene_episodes(
-        rng, scene, _quota(n_single, n_scenes, i), _quota(n_collab, n_scenes, i)
+        rng, scene, _quota(n_single, n_scenes, i), _quota(n_collab, n_scenes, i), rule=rule
     )
     for ep in eps:
         validate.validate(ep, scene)
@@ -95,10 +95,12 @@ def build_split(
     n_scenes: int = N_SCENES,
     jobs: int = 2,
     out: str | Path | None = None,
+    rule: str = "paper",
 ) -> Split:
     """Generate, validate and split the episodes; with `out`, write and resume from that folder.
 
     Scenes whose generator cannot supply their quota give fewer episodes (`stats` says how many).
+    `rule` is the NavCraft-C acceptance rule (`missions.RULES`); a folder holds one rule's split.
     """
     from iclr26.conavbench import house
 
@@ -107,8 +109,11 @@ def build_split(
             raise ValueError(f"{name} must be {'>= 1' if name == 'jobs' else '>= 0'}, got {v}")
     if n_scenes < len(FRACTIONS):
         raise ValueError(f"n_scenes must be >= {len(FRACTIONS)} (one per split), got {n_scenes}")
+    if rule not in missions.RULES:
+        raise ValueError(f"rule must be one of {missions.RULES}, got {rule!r}")
     args = [
-        (seed, i, n_scenes, n_single, n_collab, None if out is None else str(out)) for i in range(n_scenes)
+        (seed, i, n_scenes, n_single, n_collab, None if out is None else str(out), rule)
+        for i in range(n_scenes)
     ]
     if jobs == 1:
         results = [_scene_job(a) for a in args]

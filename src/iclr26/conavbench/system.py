@@ -89,9 +89,10 @@ def _claim_rows(evals: dict[tuple[str, str, str], A.Evaluation]) -> tuple[list[l
 def run(cfg: NavConfig, ctx: RunContext) -> Report:
     """Generate, evaluate, compare, draw."""
     root = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"
+    root = root if cfg.acceptance == "paper" else root / f"{cfg.acceptance}_rule"  # one rule per folder
     t0 = time.perf_counter()
     split = build_split(cfg.seed, n_single=cfg.n_single, n_collab=cfg.n_collab, n_scenes=cfg.n_scenes,
-                        jobs=cfg.jobs, out=root)  # fmt: skip
+                        jobs=cfg.jobs, out=root, rule=cfg.acceptance)  # fmt: skip
     gen_seconds = time.perf_counter() - t0
     episodes: list[Episode] = split.all if cfg.eval_split == "all" else split.episodes[cfg.eval_split]
     if not episodes:

@@ -184,8 +184,8 @@ _SMALL = {"n_single": 24, "n_collab": 24, "n_scenes": 6, "jobs": 1}
 PRESETS = preset_table(
     bench=NavConfig(),
     smoke={**_SMALL, "agents": ("oracle", "null", "greedy", "collaborative")},
-    # the tour: 400 episodes over 24 houses, every planner, both protocols
-    demo={"n_single": 240, "n_collab": 160, "n_scenes": 24},
+    # the tour: 1,200 episodes over 64 houses, every planner, both protocols
+    demo={"n_single": 720, "n_collab": 480, "n_scenes": 64},
     # the paper's scale is the bench's split; add the llm agent on every collaborative episode
     paper={"agents": ("oracle", "null", "random", "greedy", "collaborative", "llm"), "llm_episodes": 0},
 )  # fmt: skip

@@ -2,7 +2,6 @@
 
 import time
 
-import networkx as nx
 import pytest
 
 from iclr26.conavbench.agents import (
@@ -20,33 +19,18 @@ from iclr26.conavbench.agents import (
     solo_plan,
 )
 from iclr26.conavbench.episode import Episode, SubTask
-from iclr26.conavbench.scene import Door, Room, Scene, SceneObject
+from iclr26.conavbench.scene import Scene, SceneObject
 from iclr26.conavbench.sim import SimConfig
+from tests.conavbench.test_sim import corridor_scene as sim_corridor
 
 
 def corridor_scene() -> Scene:
-    """Rooms 0 | 1 | 2, each 4 x 3 m, doors at x = 4 and x = 8; nodes on y = 1.5 and y = 2.5."""
-    rooms = [
-        Room(i, t, 4.0 * i, 0.0, 4.0 * i + 4, 3.0) for i, t in enumerate(("kitchen", "hallway", "bedroom"))
-    ]
-    g = nx.Graph()
-    xs = [1, 3, 4, 5, 7, 8, 9, 11]
-    for n, x in enumerate(xs):
-        door = x in (4, 8)
-        region = rooms[int(x // 4) - (1 if door else 0)].type
-        g.add_node(n, pos=(float(x), 1.5), room=None if door else int(x // 4), region=region, door=door)
-    for a in range(len(xs) - 1):
-        g.add_edge(a, a + 1, length=float(xs[a + 1] - xs[a]), width=1.0)
-    g.add_node(8, pos=(3.0, 2.5), room=0, region="kitchen", door=False)  # an off-axis node
-    g.add_edge(1, 8, length=1.0, width=1.0)
-    doors = [Door(0, 1, (4.0, 1.5), 1.0, 2), Door(1, 2, (8.0, 1.5), 1.0, 5)]
-    objects = [
-        SceneObject("obj_0", "mug", "kitchenware", (1.0, 1.5), 0, 0),
-        SceneObject("obj_1", "sofa", "portable furniture", (5.0, 1.5), 1, 3),
-        SceneObject("obj_2", "bed", "bedding and textiles", (11.0, 1.5), 2, 7),
-        SceneObject("obj_3", "lamp", "decor", (3.0, 2.5), 0, 8),
-    ]
-    return Scene("corridor", rooms, doors, g, objects)
+    """test_sim's three-room corridor house, plus an off-axis node above node 1 with a lamp on it."""
+    scene = sim_corridor()
+    scene.graph.add_node(8, pos=(3.0, 2.5), room=0, region="kitchen", door=False)
+    scene.graph.add_edge(1, 8, length=1.0, width=1.0)
+    scene.objects.append(SceneObject("obj_3", "lamp", "decor", (3.0, 2.5), 0, 8))
+    return scene
 
 
 SCENE = corridor_scene()

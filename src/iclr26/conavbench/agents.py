@@ -409,11 +409,16 @@ def _room_nodes(index: SceneIndex) -> dict[int, int]:
 class EvalConfig:
     """Evaluation settings."""
 
-    budget_factor: float = 3.0  # a sub-task's step budget is this times its ground-truth steps ...
-    budget_min: int = 20  # ... but at least this many
-    success_rule: str = "delivered"  # see metrics.SUCCESS_RULES
+    budget_factor: float = 3.0
+    """a sub-task's step budget is this times the expert's steps ..."""
+    budget_min: int = 20
+    """... but at least this many steps"""
+    success_rule: str = "delivered"
+    """when an episode succeeds: delivered (the object reaches e) or all (every sub-task, LH-VLN's)"""
     sim: SimConfig = field(default_factory=SimConfig)
-    seed: int = 0  # seeds the actuation noise: derive_seed(seed, episode id[, trial's sub-task index])
+    """the simulator and its actuation noise"""
+    seed: int = 0
+    """seeds the actuation noise: derive_seed(seed, episode id[, the trial's sub-task index])"""
 
     def __post_init__(self) -> None:
         if self.success_rule not in SUCCESS_RULES:

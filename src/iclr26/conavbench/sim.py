@@ -70,13 +70,20 @@ _SIN = [math.sin(math.radians(h * TURN_DEGREES)) for h in range(HEADINGS)]
 class SimConfig:
     """Simulator settings; defaults are the paper's action space and LH-VLN's success radius."""
 
-    dt: float = 0.5  # seconds per action (forward 0.25 m at 0.5 m/s; a 30-degree turn)
+    dt: float = 0.5
+    """seconds per action (forward 0.25 m at 0.5 m/s; a 30-degree turn)"""
     success_radius: float = SUCCESS_RADIUS
+    """metres from the goal within which a stop succeeds (LH-VLN: 1 m)"""
     interference_radius: float = INTERFERENCE_RADIUS
-    max_ticks: int = 20_000  # a hard cap on one run; every open sub-task fails there
-    forward_noise: float = 0.0  # std of each forward step's relative length error (0.15: 15%)
-    turn_noise: float = 0.0  # std in degrees of each 30-degree turn's error
-    relocalise_on_interaction: bool = True  # a successful interaction resets the belief to the truth
+    """metres below which the two robots count an interference event"""
+    max_ticks: int = 20_000
+    """a hard cap on one run; every open sub-task fails there"""
+    forward_noise: float = 0.0
+    """s.d. of each forward step's relative length error (0.15: 15%); 0: exact actuation"""
+    turn_noise: float = 0.0
+    """s.d. in degrees of each 30-degree turn's error; 0: exact actuation"""
+    relocalise_on_interaction: bool = True
+    """a successful pick/place/handoff/receive resets the robot's belief to its true pose"""
 
     @property
     def noisy(self) -> bool:

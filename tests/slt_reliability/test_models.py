@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ import torch
 
 from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
+from iclr26.slt_reliability.data import Corpus, Sample
 from iclr26.slt_reliability.models import (
     DecoderOutput,
     GlossBasedTranslator,
@@ -34,30 +34,7 @@ from iclr26.slt_reliability.train import (
 KINDS = ("gloss_based", "gloss_free")
 
 
-@dataclass(frozen=True)
-class FakeSample:
-    """Same fields as `data.Sample`."""
-
-    id: str
-    keypoints: np.ndarray
-    glosses: tuple[str, ...]
-    text: tuple[str, ...]
-    entities: frozenset[str]
-    signer: int
-    dataset: str
-
-
-@dataclass(frozen=True)
-class FakeCorpus:
-    """Same fields as `data.Corpus`."""
-
-    name: str
-    train: list[FakeSample]
-    dev: list[FakeSample]
-    test: list[FakeSample]
-    glosses: tuple[str, ...]
-    words: tuple[str, ...]
-    entity_words: frozenset[str]
+FakeSample, FakeCorpus = Sample, Corpus  # the real data classes (data.py)
 
 
 GLOSSES = ("HOUSE", "DOG", "RUN", "RAIN", "TOMORROW", "BERLIN")

@@ -68,14 +68,27 @@ class _Redraw(Exception):
     """The random scene admits no good distractors: draw another scene."""
 
 
-def _retry(build: Callable[[], Draft], tries: int = 200) -> Draft:
-    """The first scene `build` completes (it raises _Redraw to ask for another)."""
-    for _ in range(tries):
-        try:
-            return build()
-        except _Redraw:
-            continue
-    raise RuntimeError("no scene with valid distractors in 200 tries; the LEVELS are too tight")
+class _PlaneTask:
+    """What the five 2D tasks share: one question panel, and a draft that redraws the scene until
+    `_build` (the task's own construction at its difficulty's `LEVELS`) admits good distractors."""
+
+    dimension = "2d"
+    n_question_panels: ClassVar[int] = 1
+    LEVELS: ClassVar[dict[str, dict[str, int]]]
+    TRIES: ClassVar[int] = 200
+
+    def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        raise NotImplementedError
+
+    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
+        """The first scene `_build` completes (it raises _Redraw to ask for another)."""
+        level = self.LEVELS[difficulty]
+        for _ in range(self.TRIES):
+            try:
+                return self._build(rng, difficulty, level)
+            except _Redraw:
+                continue
+        raise RuntimeError(f"no scene with valid distractors in {self.TRIES} tries; the LEVELS are too tight")
 
 
 def _distinct(options: Sequence[Any], key: Callable[[Any], Any] = lambda o: o) -> list[str]:
@@ -140,13 +153,11 @@ class ShapeFindingScene:
     grid: int
 
 
-class ShapeFinding:
+class ShapeFinding(_PlaneTask):
     """Find the drawing that contains the target figure, unrotated and at the same size."""
 
     name = "2d_shape_finding"
     quadrant = "Intrinsic-Static"
-    dimension = "2d"
-    n_question_panels: ClassVar[int] = 1
     LEVELS: ClassVar[dict[str, dict[str, int]]] = {  # target box and segments, drawing grid and segments
         "easy": {"box": 2, "target": 4, "grid": 3, "total": 11},
         "medium": {"box": 2, "target": 5, "grid": 4, "total": 15},
@@ -157,12 +168,8 @@ class ShapeFinding:
         "orientation (not rotated or mirrored). Which drawing contains it?"
     )
 
-    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        """A target, a drawing that hides it, and three that hide only decoys (near misses)."""
-        level = self.LEVELS[difficulty]
-        return _retry(lambda: self._build(rng, difficulty, level))
-
     def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        """A target, a drawing that hides it, and three that hide only decoys (near misses)."""
         box, grid = level["box"], level["grid"]
         target = plane.normalize(plane.random_line_figure(rng, level["target"], box, box))
         w, h = plane.extent(target)
@@ -300,13 +307,11 @@ class RotationScene:
     figure: Polyomino
 
 
-class Rotation2D:
+class Rotation2D(_PlaneTask):
     """Pick the option that is the figure turned in the plane (the others need a flip)."""
 
     name = "2d_rotation"
     quadrant = "Intrinsic-Dynamic"
-    dimension = "2d"
-    n_question_panels: ClassVar[int] = 1
     LEVELS: ClassVar[dict[str, dict[str, int]]] = {
         "easy": {"cells": 5, "side": 4},
         "medium": {"cells": 7, "side": 4},
@@ -314,12 +319,8 @@ class Rotation2D:
     }
     QUESTION = "Which option shows the figure on top turned in the plane (rotated, not flipped over)?"
 
-    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        """F turned by 90/180/270; a mirror image of F; a near miss P turned; a mirror image of P."""
-        level = self.LEVELS[difficulty]
-        return _retry(lambda: self._build(rng, difficulty, level))
-
     def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        """F turned by 90/180/270; a mirror image of F; a near miss P turned; a mirror image of P."""
         figure = plane.random_polyomino(rng, level["cells"], level["side"])
         if not plane.is_asymmetric(figure):
             raise _Redraw
@@ -463,13 +464,11 @@ class FoldView:
     shaded: frozenset[Facet]
 
 
-class Folding2D:
+class Folding2D(_PlaneTask):
     """Pick the folded sheet of tracing paper as seen from above (all layers' shading shows)."""
 
     name = "2d_folding"
     quadrant = "Intrinsic-Dynamic"
-    dimension = "2d"
-    n_question_panels: ClassVar[int] = 1
     LEVELS: ClassVar[dict[str, dict[str, int]]] = {
         "easy": {"n": 4, "folds": 1, "shaded": 4},
         "medium": {"n": 4, "folds": 2, "shaded": 5},
@@ -481,12 +480,8 @@ class Folding2D:
         "folded over. Which option shows the folded paper seen from above?"
     )
 
-    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        """The true view A, A' (one sheet cell moved), E (a fold rotated or slid), E' (both)."""
-        level = self.LEVELS[difficulty]
-        return _retry(lambda: self._build(rng, difficulty, level))
-
     def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        """The true view A, A' (one sheet cell moved), E (a fold rotated or slid), E' (both)."""
         n = level["n"]
         folds = plane.random_folds(rng, n, level["folds"])
         cells = [(r, c) for r in range(n) for c in range(n)]
@@ -561,13 +556,11 @@ class FoldPunchScene:
     punches: frozenset[Cell]
 
 
-class FoldPunch:
+class FoldPunch(_PlaneTask):
     """Pick the unfolded sheet: holes reflected back through every fold."""
 
     name = "fold_punch"
     quadrant = "Intrinsic-Dynamic"
-    dimension = "2d"
-    n_question_panels: ClassVar[int] = 1
     LEVELS: ClassVar[dict[str, dict[str, int]]] = {
         "easy": {"n": 4, "folds": 1, "punches": 1},
         "medium": {"n": 4, "folds": 2, "punches": 2},
@@ -579,12 +572,8 @@ class FoldPunch:
         "sheet when it is unfolded again?"
     )
 
-    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        """Holes A; A' (one punch moved); E, E' (a mistake at an inner fold, or other punches)."""
-        level = self.LEVELS[difficulty]
-        return _retry(lambda: self._build(rng, difficulty, level))
-
     def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        """Holes A; A' (one punch moved); E, E' (a mistake at an inner fold, or other punches)."""
         n = level["n"]
         folds = plane.random_folds(rng, n, level["folds"])
         spots = plane.full_cells(plane.packets(n, folds)[-1])
@@ -666,13 +655,11 @@ class AssemblyScene:
     pieces: tuple[Polyomino, ...]
 
 
-class Assembly2D:
+class Assembly2D(_PlaneTask):
     """Pick the figure the pieces tile exactly (moved and turned, never flipped)."""
 
     name = "2d_assembly"
     quadrant = "Extrinsic-Dynamic"
-    dimension = "2d"
-    n_question_panels: ClassVar[int] = 1
     LEVELS: ClassVar[dict[str, dict[str, int]]] = {
         "easy": {"pieces": 2, "cells": 8, "side": 4},
         "medium": {"pieces": 3, "cells": 12, "side": 5},
@@ -683,12 +670,8 @@ class Assembly2D:
         "shows the shape they form together, with no gaps or overlaps?"
     )
 
-    def draft(self, rng: np.random.Generator, difficulty: str) -> Draft:
-        """Target T turned; mirror of T; T with a cell moved (T'); mirror of T'; all at random turns."""
-        level = self.LEVELS[difficulty]
-        return _retry(lambda: self._build(rng, difficulty, level))
-
     def _build(self, rng: np.random.Generator, difficulty: str, level: dict[str, int]) -> Draft:
+        """Target T turned; mirror of T; T with a cell moved (T'); mirror of T'; all at random turns."""
         target = plane.random_polyomino(rng, level["cells"], level["side"])
         if not plane.is_chiral(target):
             raise _Redraw

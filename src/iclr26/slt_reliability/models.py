@@ -256,11 +256,15 @@ class Translator(nn.Module):
     ) -> dict[str, Tensor]:
         """tokens (B, L) = [bos, w_1..w_n, eos, pad...]; returns {"loss", "ce", "ctc"} (scalars)."""
         memory, mask = self.encode(video, lengths)
+        ce = self.text_loss(memory, mask, tokens)
+        return {"loss": ce, "ce": ce.detach(), "ctc": torch.zeros((), device=ce.device)}
+
+    def text_loss(self, memory: Tensor, mask: Tensor, tokens: Tensor) -> Tensor:
+        """Teacher-forced cross-entropy of tokens[:, 1:] given tokens[:, :-1] (padding ignored)."""
         out = self.decode(memory, mask, tokens[:, :-1])
-        ce = F.cross_entropy(
+        return F.cross_entropy(
             rearrange(out.logits, "b l v -> (b l) v"), tokens[:, 1:].reshape(-1), ignore_index=self.vocab.pad
         )
-        return {"loss": ce, "ce": ce.detach(), "ctc": torch.zeros((), device=ce.device)}
 
     def set_input_stats(self, mean: Tensor, std: Tensor) -> None:
         """Standardise the 200 frame features with training-set statistics."""
@@ -332,10 +336,7 @@ class GlossBasedTranslator(Translator):
         if glosses is None or gloss_lengths is None:
             raise UserError("the gloss-based translator needs gloss targets (glosses, gloss_lengths)")
         memory, mask = self.encode(video, lengths)
-        out = self.decode(memory, mask, tokens[:, :-1])
-        ce = F.cross_entropy(
-            rearrange(out.logits, "b l v -> (b l) v"), tokens[:, 1:].reshape(-1), ignore_index=self.vocab.pad
-        )
+        ce = self.text_loss(memory, mask, tokens)
         log_probs = rearrange(self.gloss_logits(memory).log_softmax(-1), "b s c -> s b c")
         ctc = F.ctc_loss(
             log_probs.float(), glosses, (~mask).sum(1), gloss_lengths, blank=0, zero_infinity=True

@@ -33,6 +33,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from iclr26.core.intervals import wilson_interval
+
 SUCCESS_RULES = ("delivered", "all")
 
 
@@ -149,14 +151,9 @@ def tar(errors: Sequence[Sequence[float]], gt_lengths: Sequence[Sequence[float]]
     return sum(terms) / len(terms) if terms else 0.0
 
 
-def wilson_ci(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval for k successes in n trials ((0, 1) when n = 0)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+def wilson_ci(k: int, n: int) -> tuple[float, float]:
+    """The Wilson score interval for k successes in n trials at z = 1.96 ((0, 1) when n = 0)."""
+    return wilson_interval(k, n, z=1.96)
 
 
 def bootstrap_ci(

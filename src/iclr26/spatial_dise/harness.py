@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iclr26.core.intervals import wilson_interval
 from iclr26.core.llm import ChatModel, user_message
 from iclr26.spatial_dise.items import PROMPT_SUFFIX
 from iclr26.spatial_dise.records import Record
@@ -28,9 +29,6 @@ HUMAN = 0.768
 """The paper's human accuracy, overall (76.8%)."""
 HUMAN_BY_QUADRANT = {"Intrinsic-Dynamic": 0.802, "Extrinsic-Dynamic": 0.611, "Intrinsic-Static": 0.768}
 """Human accuracy per quadrant, where the paper states it (Extrinsic-Static is not given)."""
-
-Z95 = 1.959963984540054
-"""The standard normal quantile for a two-sided 95% interval."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,19 +140,6 @@ def parse_letter(reply: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # Accuracy
 # ---------------------------------------------------------------------------------------------
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval for k successes in n trials ((0, 1) when n = 0)."""
-    if n < 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

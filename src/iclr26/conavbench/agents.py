@@ -541,11 +541,21 @@ def evaluate(
             if keep_runs:
                 runs.append(run)
     seconds = time.perf_counter() - t0
-    metrics = summarize(records, success_rule=cfg.success_rule)
-    if protocol == "step":
-        metrics["step_sr"], metrics["step_sr_lo"], metrics["step_sr_hi"] = step_level_sr(records)
+    metrics = protocol_metrics(records, protocol, success_rule=cfg.success_rule)
     metrics["seconds_per_episode"] = seconds / len(episodes) if episodes else 0.0
     return Evaluation(agent.name, protocol, metrics, records, seconds, runs)
+
+
+def protocol_metrics(
+    records: Sequence[EpisodeRecord], protocol: str, *, success_rule: str
+) -> dict[str, float]:
+    """`metrics.summarize` of `records`, plus the step-level SR when they are step-protocol trials.
+    Each record depends only on its episode (noise is seeded per episode), so the metrics of a
+    subset of episodes are those of the matching records of a larger run."""
+    metrics = summarize(records, success_rule=success_rule)
+    if protocol == "step":
+        metrics["step_sr"], metrics["step_sr_lo"], metrics["step_sr_hi"] = step_level_sr(records)
+    return metrics
 
 
 def _record(ep: Episode, run: SimResult, gt: Sequence[int], final: int) -> EpisodeRecord:

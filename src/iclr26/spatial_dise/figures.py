@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from iclr26.core.records import pyplot, save_figure
-from iclr26.spatial_dise.items import LETTERS, WIDTH, _font, option_box
+from iclr26.spatial_dise.items import LETTERS, WIDTH, font, option_box
 from iclr26.spatial_dise.records import Record
 
 
@@ -34,7 +34,7 @@ def example_sheet(records: Sequence[Record], root: Path | str, path: Path | str,
         tile = Image.new("RGB", (WIDTH, item.height + 34), "white")
         tile.paste(item, (0, 34))
         caption = f"{r.category} · {r.dise_category} · {r.difficulty} · answer {r.answer}"
-        ImageDraw.Draw(tile).text((10, 8), caption, fill="black", font=_font(18))
+        ImageDraw.Draw(tile).text((10, 8), caption, fill="black", font=font(18))
         tiles.append(tile.resize((tile.width // 2, tile.height // 2), Image.Resampling.LANCZOS))
     rows = (len(tiles) + columns - 1) // columns
     w, h = tiles[0].size

@@ -111,7 +111,7 @@ def make_item(task: Task, rng: np.random.Generator, difficulty: str, *, max_trie
     raise GenerationError(f"{task.name} ({difficulty}): no draft proved in {max_tries} tries: {problems[:3]}")
 
 
-def _font(size: int) -> ImageFont.ImageFont:
+def font(size: int) -> ImageFont.ImageFont:
     """PIL's bundled font at `size` (deterministic: no system fonts are looked up)."""
     return ImageFont.load_default(size=size)
 
@@ -155,12 +155,14 @@ def compose(question_panels: Sequence[Image.Image], option_panels: Sequence[Imag
     for panel, (x0, t, r, b) in zip(question_panels, question_boxes(len(question_panels)), strict=True):
         image.paste(fit(panel, r - x0, b - t), (x0, t))
     draw.line([(8, QUESTION_BOX[3] + 4), (WIDTH - 8, QUESTION_BOX[3] + 4)], fill=(160, 160, 160), width=2)
-    font = _font(22)
+    label_font = font(22)
     for k, panel in enumerate(option_panels):
         x0, t, r, b = option_box(k)
         image.paste(fit(panel, r - x0, b - t), (x0, t))
         draw.rectangle([x0, t, r - 1, b - 1], outline=(200, 200, 200), width=1)
-        draw.text(((x0 + r) / 2, b + LABEL_HEIGHT / 2 + 2), LETTERS[k], fill="black", font=font, anchor="mm")
+        draw.text(
+            ((x0 + r) / 2, b + LABEL_HEIGHT / 2 + 2), LETTERS[k], fill="black", font=label_font, anchor="mm"
+        )
     return image
 
 

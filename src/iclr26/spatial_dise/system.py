@@ -10,6 +10,7 @@ with nothing (it must score 0%).
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -96,8 +97,6 @@ def _group_table(results: dict[str, Evaluation], group: str, keys: tuple[str, ..
 
 
 def _generation_table(root: Path, splits: dict[str, list[Record]]) -> Table:
-    import json
-
     rows = []
     for split in splits:
         stats = json.loads((root / f"{split}.stats.json").read_text())

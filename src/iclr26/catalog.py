@@ -113,6 +113,7 @@ PAPERS: tuple[Paper, ...] = (
         "slt_reliability",
         "Grounding or Guessing? Visual Signals for Detecting Hallucinations in Sign Language Translation",
         "Token reliability from visual-grounding signals detects SLT hallucinations better than confidence.",
+        requires=("sacrebleu", "scipy", "sklearn"),
     ),
     Paper(
         12,

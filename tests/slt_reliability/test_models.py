@@ -248,3 +248,101 @@ def test_config_checks_and_sizes() -> None:
         build_translator("gloss_magic", Vocab(()), (), TrainConfig())
     gb = build_translator("gloss_based", Vocab(fake_corpus().words), GLOSSES, TrainConfig())
     assert 0.5e6 < n_parameters(gb) < 2e6  # default size: trains on 2 CPU cores in minutes
+
+
+def scrambled(kind: str) -> Translator:
+    """`tiny` with every weight perturbed (seeded): an untrained tiny model only repeats its last token
+    (tied embeddings and the residual path), this one decodes varied, video-dependent ids."""
+    model = tiny(kind)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g))
+    return model
+
+
+def _greedy_reference(model: Translator, video: torch.Tensor, lengths: torch.Tensor, max_len: int) -> list:
+    """`greedy_decode` as it was before forced prefixes (the bit-identical baseline)."""
+    vocab = model.vocab
+    with torch.no_grad():
+        memory, mask = model.encode(video, lengths)
+        tokens = torch.full((memory.shape[0], 1), vocab.bos, dtype=torch.long)
+        done = torch.zeros(memory.shape[0], dtype=torch.bool)
+        for _ in range(max_len):
+            nxt = model.decode(memory, mask, tokens).logits[:, -1].argmax(-1).masked_fill(done, vocab.pad)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+            done |= nxt == vocab.eos
+            if bool(done.all()):
+                break
+    out = []
+    for row in tokens[:, 1:].tolist():
+        ids: list[int] = []
+        for i in row:
+            if i in (vocab.eos, vocab.pad):
+                break
+            ids.append(i)
+        out.append(ids)
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_decode_without_prefix_is_unchanged(kind: str) -> None:
+    for model in (tiny(kind), scrambled(kind)):
+        video, lengths, _ = batch(fake_corpus().train[:4], model.vocab)
+        for max_len in (0, 1, 5, 12):
+            ref = _greedy_reference(model, video, lengths, max_len)
+            assert greedy_decode(model, video, lengths, max_len) == ref
+            assert greedy_decode(model, video, lengths, max_len, prefix=[[]] * 4) == ref
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_decode_with_prefix(kind: str) -> None:
+    model = scrambled(kind)
+    vocab = model.vocab
+    samples = fake_corpus().train[:3]
+    video, lengths, _ = batch(samples, vocab)
+    prefix = [[], vocab.encode(["rain"]), vocab.encode(["the", "berlin", "dog"])]  # mixed lengths
+    out = greedy_decode(model, video, lengths, max_len=6, prefix=prefix)
+    for b, (p, ids) in enumerate(zip(prefix, out, strict=True)):
+        assert ids[: len(p)] == p and len(ids) <= len(p) + 6
+        assert vocab.eos not in ids  # (an untrained model may emit bos itself; the leading bos is cut)
+        v1, l1, _ = batch([samples[b]], vocab)
+        assert greedy_decode(model, v1, l1, max_len=6, prefix=[p]) == [ids]  # alone == in the batch
+        with torch.no_grad():  # the continuation is greedy given bos + prefix
+            memory, mask = model.encode(v1, l1)
+            for j in range(len(p), len(ids)):
+                tokens = torch.tensor([[vocab.bos, *ids[:j]]])
+                assert int(model.decode(memory, mask, tokens).logits[0, -1].argmax()) == ids[j]
+    assert len({tuple(x) for x in greedy_decode(model, video, lengths, 6)}) > 1  # varied, not trivial
+    assert greedy_decode(model, video, lengths, max_len=0, prefix=prefix) == prefix
+    with torch.no_grad():  # a model that always wants eos: the prefix is forced, then it stops
+        model.out.bias[vocab.eos] += 1e3
+    assert greedy_decode(model, video, lengths, max_len=6, prefix=prefix) == prefix
+    with pytest.raises(UserError, match=r"one id sequence per sample of the batch \(3\), got 2"):
+        greedy_decode(model, video, lengths, 4, prefix=prefix[:2])
+    with pytest.raises(UserError, match="prefix of sample 1 of the batch has token id 2"):
+        greedy_decode(model, video, lengths, 4, prefix=[[], [vocab.eos], []])
+    with pytest.raises(UserError, match="prefix of sample 's2' has token id 99"):
+        greedy_decode(model, video, lengths, 4, ids=["s0", "s1", "s2"], prefix=[[], [], [99]])
+
+
+def test_translate_with_prefix_keeps_sample_order() -> None:
+    model = scrambled("gloss_based")
+    samples = fake_corpus(n=6).train  # different lengths: translate reorders them internally
+    assert len({len(s.keypoints) for s in samples}) > 1
+    assert translate(model, samples, batch_size=4, max_len=5) == translate(
+        model, samples, batch_size=4, max_len=5, prefix=[[]] * 6
+    )
+    prefix = [["dog"], [], ["the", "rain"], ["berlin"], ["house", "the", "runs"], ["tomorrow"]]
+    hyps = translate(model, samples, batch_size=4, max_len=5, prefix=prefix)
+    for s, p, h in zip(samples, prefix, hyps, strict=True):
+        assert h[: len(p)] == p and len(h) <= len(p) + 5
+        assert translate(model, [s], max_len=5, prefix=[p]) == [h]
+    with pytest.raises(UserError, match="prefix of sample s1: word 'cat' is not in the model's vocabulary"):
+        translate(model, samples[:2], prefix=[["dog"], ["cat"]])
+    with pytest.raises(UserError, match=r"one word sequence per sample \(2\), got 1"):
+        translate(model, samples[:2], prefix=[["dog"]])
+    with pytest.raises(UserError, match="got the string 'dog'"):
+        translate(model, samples[:1], prefix=["dog"])
+    with pytest.raises(UserError, match="word '<eos>'"):
+        translate(model, samples[:1], prefix=[["<eos>"]])

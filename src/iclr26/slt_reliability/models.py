@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import torch
 import torch.nn.functional as F
@@ -357,22 +358,43 @@ class GlossBasedTranslator(Translator):
 
 @torch.no_grad()
 def greedy_decode(
-    model: Translator, video: Tensor, lengths: Tensor, max_len: int, ids: Sequence[str] | None = None
+    model: Translator,
+    video: Tensor,
+    lengths: Tensor,
+    max_len: int,
+    ids: Sequence[str] | None = None,
+    prefix: Sequence[Sequence[int]] | None = None,
 ) -> list[list[int]]:
     """Batched greedy decoding; per sample the generated ids without `bos` and without the final `eos`.
 
-    At most `max_len` ids per sample; `ids` (optional) name the samples in error messages.
+    At most `max_len` ids per sample; `ids` (optional) name the samples in error messages. `prefix`
+    (optional, one id sequence per sample, possibly empty) forces those ids right after `bos` (the
+    paper's wrong starting prompt on the language side): sample b's first len(prefix[b]) steps emit
+    its prefix, then greedy generation continues for up to `max_len` more ids; the returned ids start
+    with the prefix. Prefixes of different lengths share a batch: each is forced while it lasts.
     """
     vocab = model.vocab
     memory, mask = model.encode(video, lengths, ids)
     B = memory.shape[0]
-    tokens = torch.full((B, 1), vocab.bos, dtype=torch.long, device=memory.device)
-    done = torch.zeros(B, dtype=torch.bool, device=memory.device)
-    for _ in range(max_len):
-        nxt = model.decode(memory, mask, tokens).logits[:, -1].argmax(-1)
+    device = memory.device
+    forced, n_forced = _check_prefix(prefix, B, vocab, ids)
+    P = int(n_forced.max()) if B else 0
+    forced, n_forced = forced.to(device), n_forced.to(device)
+    tokens = torch.full((B, 1), vocab.bos, dtype=torch.long, device=device)
+    done = n_forced + max_len <= 0  # (B,) bool: emits only pad from now on
+    min_forced = int(n_forced.min()) if B else 0
+    for t in range(P + max_len):
+        if t < min_forced:  # every sample is still forced: the logits are not needed
+            nxt = forced[:, t]
+        else:
+            nxt = model.decode(memory, mask, tokens).logits[:, -1].argmax(-1)
+            if t < P:
+                nxt = torch.where(t < n_forced, forced[:, t], nxt)
         nxt = nxt.masked_fill(done, vocab.pad)
         tokens = torch.cat([tokens, nxt[:, None]], dim=1)
         done |= nxt == vocab.eos
+        if P:
+            done |= t + 1 >= n_forced + max_len  # max_len ids generated after this sample's prefix
         if bool(done.all()):
             break
     out = []
@@ -384,6 +406,35 @@ def greedy_decode(
             ids.append(i)
         out.append(ids)
     return out
+
+
+def _check_prefix(
+    prefix: Sequence[Sequence[int]] | None, B: int, vocab: Vocab, ids: Sequence[str] | None
+) -> tuple[Tensor, Tensor]:
+    """Forced ids (B, P) (pad-filled) and their counts (B,) of `greedy_decode`'s `prefix`; zeros for None.
+
+    A prefix id must be a word or `unk` of `vocab` (not `pad`, `bos` or `eos`)."""
+    if prefix is None:
+        return torch.zeros(B, 0, dtype=torch.long), torch.zeros(B, dtype=torch.long)
+    if isinstance(prefix, str) or not hasattr(prefix, "__len__") or len(prefix) != B:
+        n = len(prefix) if hasattr(prefix, "__len__") else type(prefix).__name__
+        raise UserError(f"prefix must hold one id sequence per sample of the batch ({B}), got {n!r}")
+    seqs = []
+    for b, p in enumerate(prefix):
+        name = f"sample {ids[b]!r}" if ids is not None else f"sample {b} of the batch"
+        p = p.tolist() if isinstance(p, Tensor) else p
+        if isinstance(p, str) or not all(isinstance(i, Integral) and not isinstance(i, bool) for i in p):
+            raise UserError(f"prefix of {name} must be a sequence of int token ids, got {p!r}")
+        p = [int(i) for i in p]
+        bad = [i for i in p if not vocab.unk <= i < len(vocab)]
+        if bad:
+            raise UserError(
+                f"prefix of {name} has token id {bad[0]}; prefix ids must be words of the model's vocabulary"
+                f" (ids {vocab.unk}..{len(vocab) - 1}), not pad, bos, eos or out of range"
+            )
+        seqs.append(list(p))
+    n_forced = torch.tensor([len(p) for p in seqs], dtype=torch.long)
+    return pad_tokens(seqs, vocab.pad), n_forced
 
 
 def pad_tokens(seqs: Sequence[Sequence[int]], pad: int, device: torch.device | str = "cpu") -> Tensor:

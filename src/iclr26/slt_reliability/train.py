@@ -276,9 +276,19 @@ def load_translator(path: Path | str, device: str = "cpu") -> Translator:
 
 @torch.no_grad()
 def translate(
-    model: Translator, samples: Sequence[_Sample], batch_size: int = 64, max_len: int = 40
+    model: Translator,
+    samples: Sequence[_Sample],
+    batch_size: int = 64,
+    max_len: int = 40,
+    prefix: Sequence[Sequence[str]] | None = None,
 ) -> list[list[str]]:
-    """Greedy translations of `samples` (in order), as word lists."""
+    """Greedy translations of `samples` (in order), as word lists.
+
+    `prefix` (optional, one word sequence per sample) is forced right after `bos` (the paper's wrong
+    starting prompt, see `greedy_decode`); each translation then starts with its prefix. A prefix word
+    outside the model's vocabulary is a `UserError`.
+    """
+    forced = None if prefix is None else _encode_prefix(model.vocab, samples, prefix)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -290,10 +300,33 @@ def translate(
             [torch.as_tensor(samples[i].keypoints, dtype=torch.float32) for i in idx], device
         )
         ids = [samples[i].id for i in idx]
-        for i, gen in zip(idx, greedy_decode(model, video, lengths, max_len, ids=ids), strict=True):
+        pre = None if forced is None else [forced[i] for i in idx]  # the prefixes in batch order
+        gens = greedy_decode(model, video, lengths, max_len, ids=ids, prefix=pre)
+        for i, gen in zip(idx, gens, strict=True):
             hyps[i] = model.vocab.decode(gen)
     out = [hyps[i] for i in range(len(samples))]
     model.train(was_training)
+    return out
+
+
+def _encode_prefix(
+    vocab: Vocab, samples: Sequence[_Sample], prefix: Sequence[Sequence[str]]
+) -> list[list[int]]:
+    """The ids of `translate`'s word prefixes, one list per sample; unknown words are an error."""
+    if isinstance(prefix, str) or len(prefix) != len(samples):
+        n = "a string" if isinstance(prefix, str) else len(prefix)
+        raise UserError(f"prefix must hold one word sequence per sample ({len(samples)}), got {n}")
+    out = []
+    for s, words in zip(samples, prefix, strict=True):
+        if isinstance(words, str):
+            raise UserError(f"prefix of sample {s.id}: must be a sequence of words, got the string {words!r}")
+        unknown = [w for w in words if w not in vocab.stoi or vocab.stoi[w] < vocab.unk]
+        if unknown:
+            raise UserError(
+                f"prefix of sample {s.id}: word {unknown[0]!r} is not in the model's vocabulary"
+                f" ({len(vocab)} entries)"
+            )
+        out.append(vocab.encode(words))
     return out
 
 

@@ -1,0 +1,460 @@
+"""`iclr26 run slt_reliability`: build both corpora, train both translators on each, score every
+test token's reliability (three batched teacher-forced passes), and measure how well it detects
+CHAIR hallucinations against text confidence, perplexity, entropy and META; then the analyses:
+video degradations, a wrong starting prompt, and transfer of the fitted weights across datasets
+and architectures (arXiv 2510.18439).
+
+The weights of r_t, META and every calibration are fitted on dev (seen signers); every figure is
+measured on test (held-out signers).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.isotonic import IsotonicRegression
+from sklearn.metrics import roc_auc_score
+
+from iclr26.catalog import implemented_system
+from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.errors import UserError
+from iclr26.core.records import markdown_table
+from iclr26.core.system import preset_table
+from iclr26.slt_reliability import hallucination as H
+from iclr26.slt_reliability.config import SLTConfig
+from iclr26.slt_reliability.data import Corpus, check_samples, make_corpus
+from iclr26.slt_reliability.degrade import degrade
+from iclr26.slt_reliability.figures import (
+    RocCurve,
+    TokenExample,
+    degradation_figure,
+    roc_figure,
+    token_figure,
+)
+from iclr26.slt_reliability.loader import load_keypoint_corpus
+from iclr26.slt_reliability.models import Translator, n_parameters
+from iclr26.slt_reliability.reliability import FEATURE_NAMES, TokenReliability, tail_pool, token_features
+from iclr26.slt_reliability.score import Scored, rest_pose, score_split
+from iclr26.slt_reliability.train import train_translator
+
+PAPER_AUC = {
+    ("phoenix_like", "gloss_based"): (0.827, 0.618, 0.899),
+    ("phoenix_like", "gloss_free"): (0.918, 0.926, 0.940),
+    ("csl_like", "gloss_based"): (0.803, 0.647, 0.865),
+    ("csl_like", "gloss_free"): (0.951, 0.953, 0.963),
+}
+"""The paper's AUCs (grounding, confidence, META) on PHOENIX-2014T and CSL-Daily, by role."""
+METHODS = ("grounding", "confidence", "perplexity", "entropy", "META")
+"""The detectors compared, each a hallucination score (higher = more likely hallucinated)."""
+BOOTSTRAP = 1000
+
+
+@dataclass
+class Fitted:
+    """One translator on one corpus: its scored dev and test splits and the detectors fitted on dev."""
+
+    dataset: str
+    kind: str
+    model: Translator
+    corpus: Corpus
+    rest: torch.Tensor
+    dev: Scored
+    test: Scored
+    reliability: TokenReliability
+    meta: H.MetaDetector
+    train_seconds: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset} / {self.kind}"
+
+    def scores(self, scored: Scored) -> dict[str, np.ndarray]:
+        """Every detector's hallucination score on a scored split."""
+        p = scored.passes
+        grounding = 1.0 - self.reliability.sentence_score(p).numpy()
+        out = {"grounding": grounding, **H.text_baselines(p.logp_vid, p.entropy_vid, p.mask)}
+        out["META"] = self.meta.predict_proba(H.meta_features(grounding, p.logp_vid, p.entropy_vid, p.mask))
+        return out
+
+
+def _corpora(cfg: SLTConfig) -> dict[str, Corpus]:
+    """The synthetic corpora (or the real one under data_root), every sample checked."""
+    if cfg.data_root:
+        entity_file = cfg.entity_file or None
+        corpora = {"phoenix": load_keypoint_corpus(cfg.data_root, entity_file=entity_file)}
+    else:
+        corpora = {
+            d: make_corpus(
+                d, seed=cfg.seed, n_train=cfg.n_train, n_dev=cfg.n_dev, n_test=cfg.n_test, config=cfg.corpus
+            )
+            for d in cfg.datasets
+        }
+    for corpus in corpora.values():
+        for split in (corpus.train, corpus.dev, corpus.test):
+            check_samples(split, min_frames=cfg.train.stride)
+    return corpora
+
+
+def _fit(dataset: str, kind: str, corpus: Corpus, cfg: SLTConfig, ctx: RunContext) -> Fitted:
+    """Train (or resume) one translator, score dev and test, fit r_t and META on dev."""
+    t0 = time.perf_counter()
+    with ctx.progress(f"training {dataset} / {kind}", cfg.train.epochs) as advance:
+        model = train_translator(
+            kind, corpus, cfg.train, ctx.checkpoint_dir / f"{dataset}-{kind}", on_epoch=lambda _: advance(1)
+        )
+    seconds = time.perf_counter() - t0
+    rest = rest_pose(corpus.train)
+    dev, test = (
+        score_split(model, split, corpus.entity_words, rest, cfg.reliability, max_len=cfg.train.max_len)
+        for split in (corpus.dev, corpus.test)
+    )
+    if len(np.unique(dev.y)) < 2:
+        raise UserError(
+            f"{dataset} / {kind}: every dev sentence is {'hallucinated' if dev.y[0] else 'grounded'}, so no "
+            "detector can be fitted; raise n_dev or change the translator's training (train.epochs)"
+        )
+    rel = TokenReliability(cfg.reliability).fit(dev.passes, dev.y)
+    grounding = 1.0 - rel.sentence_score(dev.passes).numpy()
+    p = dev.passes
+    meta = H.MetaDetector(cfg.meta_C).fit(
+        H.meta_features(grounding, p.logp_vid, p.entropy_vid, p.mask), dev.y
+    )
+    return Fitted(dataset, kind, model, corpus, rest, dev, test, rel, meta, seconds)
+
+
+def _auc(y: np.ndarray, score: np.ndarray) -> float:
+    return float(roc_auc_score(y, score)) if len(np.unique(y)) == 2 else float("nan")
+
+
+def _r(x: float, digits: int = 3) -> float | None:
+    return None if x is None or not np.isfinite(x) else round(float(x), digits)
+
+
+def auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
+    """AUC(a) − AUC(b) on the same sentences and its paired-bootstrap 95% interval."""
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(BOOTSTRAP):
+        i = rng.integers(len(y), size=len(y))
+        if len(np.unique(y[i])) == 2:
+            diffs.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
+    lo, hi = np.quantile(diffs, [0.025, 0.975]) if diffs else (np.nan, np.nan)
+    return _auc(y, a) - _auc(y, b), float(lo), float(hi)
+
+
+def signal_scores(fitted: Fitted, scored: Scored) -> dict[str, np.ndarray]:
+    """Each of the 9 token features alone as a detector: tail-pooled (Eq. 6) after orienting it so that
+    higher means grounded (the sign that gives the higher dev AUC), negated into a hallucination score."""
+    out = {}
+    scaler = fitted.reliability.attn_scaler_
+    q = fitted.reliability.config.tail_q
+    dev_f, f = token_features(fitted.dev.passes, scaler), token_features(scored.passes, scaler)
+    for j, name in enumerate(FEATURE_NAMES):
+        dev_auc = {
+            s: _auc(fitted.dev.y, -tail_pool(s * dev_f[..., j], fitted.dev.passes.mask, q).numpy())
+            for s in (1.0, -1.0)
+        }
+        sign = max(dev_auc, key=lambda s: np.nan_to_num(dev_auc[s]))
+        out[name] = -tail_pool(sign * f[..., j], scored.passes.mask, q).numpy()
+    return out
+
+
+def _calibrated(dev_score: np.ndarray, y_dev: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """An isotonic map from a score to the hallucination rate, fitted on dev (Eq. 7 for every method)."""
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(dev_score, y_dev)
+    return iso.predict(score)
+
+
+def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple[float, float, float]]]:
+    rows, deltas = [], {}
+    for m in models:
+        s = m.scores(m.test)
+        aucs = [_auc(m.test.y, s[k]) for k in METHODS]
+        d, lo, hi = auc_difference(m.test.y, s["grounding"], s["confidence"], seed)
+        deltas[m.label] = (d, lo, hi)
+        paper = PAPER_AUC.get((m.dataset, m.kind), (None, None, None))
+        rows.append(
+            [m.dataset, m.kind, round(m.test.bleu, 1), round(100 * float(m.test.y.mean()), 1)]
+            + [_r(a) for a in aucs]
+            + [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]", *paper]
+        )
+    cols = ["dataset", "architecture", "test BLEU", "hallucinated %"]
+    cols += [f"AUC {k}" for k in METHODS]
+    cols += ["grounding − confidence [95% CI]", "paper grounding", "paper confidence", "paper META"]
+    caption = (
+        "test split (held-out signers); r_t, META and calibrations fitted on dev; the paper's columns are "
+        "its PHOENIX-2014T (phoenix_like) and CSL-Daily (csl_like) figures, not measured here"
+    )
+    return Table("Hallucination detection AUC (test)", cols, rows, caption=caption), deltas
+
+
+def _detail_table(models: list[Fitted]) -> Table:
+    rows = []
+    for m in models:
+        dev_s, s = m.scores(m.dev), m.scores(m.test)
+        for k in METHODS:
+            rate = _calibrated(dev_s[k], m.dev.y, s[k])
+            met = H.detection_metrics(m.test.y, s[k], rate=rate, chair_values=m.test.chair)
+            iso = IsotonicRegression(out_of_bounds="clip").fit(dev_s[k], m.dev.chair)
+            resid = m.test.chair - iso.predict(s[k])
+            r2 = 1.0 - float((resid**2).sum() / max(((m.test.chair - m.test.chair.mean()) ** 2).sum(), 1e-12))
+            rows.append(
+                [m.label, k, *(_r(met[x]) for x in ("auc", "ap", "accuracy", "pearson", "spearman")), _r(r2)]
+            )
+    cols = ["model", "method", "AUC", "AP", "accuracy @0.5", "Pearson vs CHAIR", "Spearman vs CHAIR"]
+    cols += ["isotonic R² vs CHAIR"]
+    caption = (
+        "accuracy of the isotonic rate (fitted on dev) at 0.5; Pearson/Spearman of the score against the "
+        "sentence's CHAIR; R² on test of an isotonic fit of CHAIR on the score (fitted on dev)"
+    )
+    return Table("Detection and regression against CHAIR (test)", cols, rows, caption=caption)
+
+
+def _signal_table(models: list[Fitted]) -> tuple[Table, dict[str, dict[str, np.ndarray]]]:
+    rows, per_model = [], {}
+    for m in models:
+        sig = signal_scores(m, m.test)
+        per_model[m.label] = sig
+        rows.append([m.label, *(_r(_auc(m.test.y, sig[k])) for k in FEATURE_NAMES)])
+    caption = "each token feature alone, oriented on dev and tail-pooled (the lowest ⌈0.1·T⌉ tokens)"
+    return Table(
+        "AUC of each signal alone (test)", ["model", *FEATURE_NAMES], rows, caption=caption
+    ), per_model
+
+
+def _translation_table(models: list[Fitted]) -> Table:
+    rows = []
+    for m in models:
+        history = getattr(m.model, "history", [])
+        rows.append(
+            [
+                *(m.dataset, m.kind, n_parameters(m.model), len(history), round(m.train_seconds, 1)),
+                *(round(m.dev.bleu, 1), round(m.test.bleu, 1)),
+                *(round(100 * float(m.dev.y.mean()), 1), round(100 * float(m.test.y.mean()), 1)),
+            ]
+        )
+    cols = ["dataset", "architecture", "parameters", "epochs", "train s (this run)", "dev BLEU", "test BLEU"]
+    cols += ["hallucinated dev %", "hallucinated test %"]
+    caption = "BLEU: sacrebleu corpus BLEU-4 of greedy translations; test signers are unseen in training"
+    return Table("Translators", cols, rows, caption=caption)
+
+
+def _degradations(models: list[Fitted], cfg: SLTConfig, ctx: RunContext) -> tuple[Table, list[dict]]:
+    """Reliability, hallucination and BLEU on the test videos under each degradation strength."""
+    plan = [("noise", s) for s in cfg.noise] + [("downsample", float(k)) for k in cfg.downsample]
+    plan += [("drop", r) for r in cfg.drop]
+    rows: list[dict] = []
+    with ctx.progress("degradations", len(plan) * len(models)) as advance:
+        for m in models:
+            for kind, strength in plan:
+                clean = strength == (1.0 if kind == "downsample" else 0.0)
+                if clean:
+                    sc = m.test
+                else:
+                    samples = degrade(
+                        m.test.samples, kind, strength, seed=cfg.seed, min_frames=m.model.stride
+                    )
+                    sc = score_split(
+                        m.model,
+                        samples,
+                        m.corpus.entity_words,
+                        m.rest,
+                        cfg.reliability,
+                        max_len=cfg.train.max_len,
+                    )
+                big_r = m.reliability.sentence_score(sc.passes).numpy()
+                rows.append(
+                    dict(
+                        model=m.label,
+                        degradation=kind,
+                        strength=strength,
+                        reliability=float(big_r.mean()),
+                        hallucinated=float(sc.y.mean()),
+                        bleu=sc.bleu,
+                        auc=_auc(sc.y, 1.0 - big_r),
+                    )
+                )
+                advance(1)
+    table = Table(
+        "Reliability under video degradation (test)",
+        ["model", "degradation", "strength", "mean R", "hallucinated %", "BLEU", "AUC grounding"],
+        [
+            [
+                *(r["model"], r["degradation"], r["strength"], _r(r["reliability"])),
+                *(round(100 * r["hallucinated"], 1), round(r["bleu"], 1), _r(r["auc"])),
+            ]
+            for r in rows
+        ],
+        caption="noise in shoulder widths; downsample keeps every k-th frame; drop removes frames at random",
+    )
+    return table, rows
+
+
+def wrong_prompts(samples: list, k: int) -> tuple[list[list[str]], list[list[str]]]:
+    """(the correct prompt, a wrong prompt) of each sample: the first k words of its own reference, and
+    of the nearest following sample whose first k words differ."""
+    right = [list(s.text[:k]) for s in samples]
+    wrong = []
+    for i in range(len(samples)):
+        j = next(
+            (
+                (i + d) % len(samples)
+                for d in range(1, len(samples))
+                if right[(i + d) % len(samples)] != right[i]
+            ),
+            None,
+        )
+        wrong.append(right[j] if j is not None else [])
+    return right, wrong
+
+
+def _prompt_table(models: list[Fitted], cfg: SLTConfig, ctx: RunContext) -> Table:
+    """Reliability of the words generated after no prompt, the correct one, and a wrong one."""
+    rows = []
+    with ctx.progress("starting prompts", 2 * len(models)) as advance:
+        for m in models:
+            right, wrong = wrong_prompts(m.test.samples, cfg.prompt_words)
+            for name, prefix in (("none", None), ("correct", right), ("wrong", wrong)):
+                if prefix is None:
+                    sc = m.test
+                else:
+                    sc = score_split(
+                        m.model,
+                        m.test.samples,
+                        m.corpus.entity_words,
+                        m.rest,
+                        cfg.reliability,
+                        prefix=prefix,
+                        max_len=cfg.train.max_len,
+                    )
+                    advance(1)
+                r_t = m.reliability.token_reliability(sc.passes)
+                mask = sc.passes.mask.bool()
+                big_r = m.reliability.sentence_score(sc.passes).numpy()
+                rows.append(
+                    [
+                        *(m.label, name, _r(float(big_r.mean())), _r(float(r_t[mask].mean()))),
+                        *(round(100 * float(sc.y.mean()), 1), _r(_auc(sc.y, 1.0 - big_r))),
+                    ]
+                )
+    caption = (
+        f"the decoder is forced to start with {cfg.prompt_words} words (its own reference's, or another test "
+        "sentence's); only the words it generates afterwards are scored and checked by CHAIR"
+    )
+    return Table(
+        "Reliability after a wrong starting prompt (test)",
+        ["model", "prompt", "mean R", "mean r_t", "hallucinated %", "AUC grounding"],
+        rows,
+        caption=caption,
+    )
+
+
+def _transfer_table(models: list[Fitted]) -> Table:
+    """AUC of r_t fitted on one model's dev, applied to another model's test."""
+    rows = []
+    for src in models:
+        row: list = [src.label]
+        for tgt in models:
+            row.append(_r(_auc(tgt.test.y, 1.0 - src.reliability.sentence_score(tgt.test.passes).numpy())))
+        rows.append(row)
+    return Table(
+        "Transfer: r_t fitted on one model (rows), tested on another (columns), grounding AUC",
+        ["fitted on", *(f"→ {m.label}" for m in models)],
+        rows,
+        caption="the diagonal is the main table's grounding AUC; off-diagonal: other dataset or architecture",
+    )
+
+
+def _token_examples(m: Fitted) -> list[TokenExample]:
+    """The least reliable hallucinated test sentence and the most reliable grounded one."""
+    sc = m.test
+    r_t = m.reliability.token_reliability(sc.passes)
+    big_r = m.reliability.sentence_score(sc.passes).numpy()
+    out = []
+    for label, want, pick in (("hallucinated", 1, np.argmin), ("grounded", 0, np.argmax)):
+        idx = [i for i in np.flatnonzero(sc.y == want) if len(sc.hyps[i]) >= 3]
+        if not idx:
+            continue
+        i = int(idx[int(pick(big_r[idx]))])
+        words = tuple(sc.hyps[i])
+        flagged = tuple(w in m.corpus.entity_words and w not in sc.samples[i].entities for w in words)
+        out.append(
+            TokenExample(
+                title=f"{m.label}: {label} (CHAIR {sc.chair[i]:.2f}), R = {big_r[i]:.2f}",
+                words=words,
+                reliability=tuple(float(v) for v in r_t[i, : len(words)].clamp(0, 1)),
+                reference=tuple(sc.samples[i].text),
+                flagged=flagged,
+            )
+        )
+    return out
+
+
+def run(cfg: SLTConfig, ctx: RunContext) -> Report:
+    """Corpora, translators, reliability, detection tables, analyses, figures."""
+    corpora = _corpora(cfg)
+    models = [_fit(d, k, corpus, cfg, ctx) for d, corpus in corpora.items() for k in cfg.architectures]
+    main, deltas = _main_table(models, cfg.seed)
+    ctx.log(f"{main.title}\n{markdown_table(main.columns, main.rows)}")
+    signals, per_signal = _signal_table(models)
+    tables = [main, _translation_table(models), _detail_table(models), signals]
+    degradation_rows: list[dict] = []
+    if len(cfg.noise) + len(cfg.downsample) + len(cfg.drop) > 0:
+        table, degradation_rows = _degradations(models, cfg, ctx)
+        tables.append(table)
+    if cfg.prompt_words:
+        tables.append(_prompt_table(models, cfg, ctx))
+    if cfg.transfer and len(models) > 1:
+        tables.append(_transfer_table(models))
+    figures: list[str] = []
+    if cfg.figures:
+        examples = [e for m in models for e in _token_examples(m)[:2]][:4]
+        if examples:
+            figures.append(token_figure(examples, ctx.out_dir / "tokens.png"))
+        curves = {}
+        for m in models:
+            s = {**m.scores(m.test), **{k: per_signal[m.label][k] for k in ("s_hid", "s_attn", "s_log")}}
+            curves[m.label] = {
+                k: RocCurve(*H.roc_points(m.test.y, v), auc=_auc(m.test.y, v)) for k, v in s.items()
+            }
+        figures.append(roc_figure(curves, ctx.out_dir / "roc.png"))
+        if degradation_rows:
+            figures.append(degradation_figure(degradation_rows, ctx.out_dir / "degradation.png"))
+    based = [m for m in models if m.kind == "gloss_based"] or models
+    g = float(np.mean([_auc(m.test.y, m.scores(m.test)["grounding"]) for m in based]))
+    c = float(np.mean([_auc(m.test.y, m.scores(m.test)["confidence"]) for m in based]))
+    half_width = float(np.mean([(deltas[m.label][2] - deltas[m.label][1]) / 2 for m in based]))
+    claim = ClaimCheck(
+        f"detection AUC on {based[0].kind} models (mean over datasets)",
+        "grounding (token reliability)",
+        round(g, 3),
+        "confidence",
+        round(c, 3),
+        margin=round(half_width, 3),
+    )
+    notes = [
+        f"{m.label}: {m.dev.passes.n_sentences} dev / {m.test.passes.n_sentences} test sentences, "
+        f"hallucinated {100 * m.dev.y.mean():.0f}% / {100 * m.test.y.mean():.0f}%"
+        for m in models
+    ]
+    notes.append(
+        "the claim's margin is the mean half-width of the paired-bootstrap 95% interval of the AUC gap"
+    )
+    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+
+
+_TINY = {"train.d_model": 64, "train.d_ff": 128, "train.layers": 1, "train.heads": 2, "train.warmup": 50}
+_TWO_STRENGTHS = {"noise": (0.0, 0.1), "downsample": (1, 2), "drop": (0.0, 0.3)}
+_THREE_STRENGTHS = {"noise": (0.0, 0.1, 0.2), "downsample": (1, 2, 4), "drop": (0.0, 0.3, 0.6)}
+PRESETS = preset_table(
+    bench=SLTConfig(),
+    smoke={"n_train": 400, "n_dev": 80, "n_test": 60, "train.epochs": 20, "train.lr": 2e-3, **_TINY, **_TWO_STRENGTHS},
+    # the tour: both corpora, both translators (4 models), the analyses at three strengths each
+    demo={"n_train": 1000, "n_dev": 200, "n_test": 200, "train.epochs": 6, **_THREE_STRENGTHS},
+    # PHOENIX-2014T's size (7,096 train, 519 dev, 642 test sentences); real data via data_root=...
+    paper={"n_train": 7096, "n_dev": 519, "n_test": 642, "train.epochs": 40},
+)
+SYSTEM = implemented_system("slt_reliability", presets=PRESETS, run=run)

@@ -1,10 +1,11 @@
 """The `slt_reliability` system end to end on the smoke preset: the AUC table has both datasets and
-both architectures, every analysis table and figure is written, and a re-run on the same folder
-resumes the trained translators and repeats the table exactly."""
+both architectures, every analysis table and figure is written, and a run started from the same
+checkpoints resumes the trained translators and repeats the table exactly."""
 
 from __future__ import annotations
 
 import math
+import shutil
 
 import pytest
 
@@ -34,7 +35,9 @@ def test_smoke_prints_the_auc_table_for_both_datasets_and_architectures(tmp_path
     assert sorted(record.report.figures) == ["degradation.png", "roc.png", "tokens.png"]
     assert all((run_dir / f).stat().st_size > 0 for f in record.report.figures)
     assert record.report.claim_check is not None
-    again, _ = run_system(SYSTEM, "smoke", overrides=NO_ANALYSES, out=out)
+    resumed = tmp_path / "resumed"  # a new run folder (other settings) that starts from the same checkpoints
+    shutil.copytree(out / "checkpoints", resumed / "checkpoints")
+    again, _ = run_system(SYSTEM, "smoke", overrides=NO_ANALYSES, out=resumed)
     assert again.report.tables[0].rows == main.rows  # resumed translators, seeded passes
     trained = {t.title: t for t in again.report.tables}["Translators"]
     assert all(r[4] < 2.0 for r in trained.rows)  # no epoch re-trained

@@ -205,7 +205,7 @@ def roc_figure(curves: Mapping[str, Mapping[str, RocCurve]], path: Path | str) -
     signals_seen = list(dict.fromkeys(s for sig in curves.values() for s in sig))
     colours = {s: f"C{k % 10}" for k, s in enumerate(signals_seen)}
     n = len(curves)
-    cols = min(n, 3)
+    cols = 2 if n == 4 else min(n, 3)  # 2 x 2 for the two datasets x two architectures
     rows = math.ceil(n / cols)
     plt = pyplot()
     fig, axes = plt.subplots(

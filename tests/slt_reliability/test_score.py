@@ -6,11 +6,10 @@ from __future__ import annotations
 import torch
 
 from iclr26.slt_reliability.data import make_corpus
-from iclr26.slt_reliability.models import pad_tokens
+from iclr26.slt_reliability.models import Vocab, pad_tokens
 from iclr26.slt_reliability.reliability import ReliabilityConfig, choose_mismatched, three_passes
 from iclr26.slt_reliability.score import rest_pose, run_passes, score_split
 from iclr26.slt_reliability.train import TrainConfig, build_translator
-from iclr26.slt_reliability.models import Vocab
 
 CFG = TrainConfig(d_model=32, d_ff=64, layers=1, heads=2)
 

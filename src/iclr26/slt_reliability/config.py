@@ -14,6 +14,7 @@ from iclr26.slt_reliability.train import KINDS, TrainConfig
 
 DATASETS: tuple[str, ...] = ("phoenix_like", "csl_like")
 """the synthetic corpora: in the roles of PHOENIX-2014T and CSL-Daily (other vocabularies and grammars)"""
+FIT_ON: tuple[str, ...] = ("test_folds", "dev")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,12 @@ class SLTConfig:
     """token scoring: tail pooling, the attention-mass definition, how the weights are fitted"""
     meta_C: float = 1.0
     """inverse L2 strength of META's logistic regression"""
+    fit_on: str = "test_folds"
+    """where r_t, META and the calibrations are fitted: test_folds (stratified k-fold cross-fitting on
+    the held-out-signer test split, every sentence scored out of fold) or dev (fit on dev, score test;
+    a translator nearly perfect on its seen signers leaves too few hallucinated dev sentences)"""
+    folds: int = 5
+    """folds of the cross-fitting (fewer when the rarer label has fewer sentences)"""
     noise: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2)
     """Gaussian keypoint noise, in units of the signer's shoulder width (0: the clean video)"""
     downsample: tuple[int, ...] = (1, 2, 3, 4)
@@ -71,6 +78,8 @@ class SLTConfig:
         check_int("n_dev", self.n_dev, 10)
         check_int("n_test", self.n_test, 10)
         check_int("prompt_words", self.prompt_words, 0, 10)
+        check_in("fit_on", self.fit_on, FIT_ON)
+        check_int("folds", self.folds, 2, 20)
         check_int("seed", self.seed, 0)
         check_interval("meta_C", self.meta_C, 0, closed=(False, True))
         for s in self.noise:

@@ -40,6 +40,21 @@ class Scored:
     bleu: float
     """corpus BLEU (sacrebleu) of the hypotheses"""
 
+    def select(self, index: Sequence[int] | np.ndarray) -> Scored:
+        """The sentences at `index` (BLEU recomputed on them)."""
+        idx = [int(i) for i in index]
+        hyps = [self.hyps[i] for i in idx]
+        samples = [self.samples[i] for i in idx]
+        return Scored(
+            samples=samples,
+            hyps=hyps,
+            prefix=[self.prefix[i] for i in idx],
+            chair=self.chair[idx],
+            y=self.y[idx],
+            passes=self.passes.select(idx),
+            bleu=bleu(hyps, [list(s.text) for s in samples]) if idx else float("nan"),
+        )
+
 
 def rest_pose(samples: Sequence[Sample], n: int = 200) -> torch.Tensor:
     """The masked video's frame: the mean pose over every frame of the first `n` samples; (50, 2)."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import roc_auc_score
 
 from iclr26.catalog import implemented_system
@@ -27,6 +26,7 @@ from iclr26.slt_reliability import hallucination as H
 from iclr26.slt_reliability.config import SLTConfig
 from iclr26.slt_reliability.data import Corpus, check_samples, make_corpus
 from iclr26.slt_reliability.degrade import degrade
+from iclr26.slt_reliability.detectors import METHODS, SIGNALS, Detectors, Evaluation, auc, crossfit, evaluate
 from iclr26.slt_reliability.figures import (
     RocCurve,
     TokenExample,
@@ -36,7 +36,7 @@ from iclr26.slt_reliability.figures import (
 )
 from iclr26.slt_reliability.loader import load_keypoint_corpus
 from iclr26.slt_reliability.models import Translator, n_parameters
-from iclr26.slt_reliability.reliability import FEATURE_NAMES, TokenReliability, tail_pool, token_features
+from iclr26.slt_reliability.reliability import TokenReliability
 from iclr26.slt_reliability.score import Scored, rest_pose, score_split
 from iclr26.slt_reliability.train import train_translator
 
@@ -47,14 +47,14 @@ PAPER_AUC = {
     ("csl_like", "gloss_free"): (0.951, 0.953, 0.963),
 }
 """The paper's AUCs (grounding, confidence, META) on PHOENIX-2014T and CSL-Daily, by role."""
-METHODS = ("grounding", "confidence", "perplexity", "entropy", "META")
-"""The detectors compared, each a hallucination score (higher = more likely hallucinated)."""
 BOOTSTRAP = 1000
 
 
 @dataclass
 class Fitted:
-    """One translator on one corpus: its scored dev and test splits and the detectors fitted on dev."""
+    """One translator on one corpus: its scored dev and test splits, the detectors fitted on the fitting
+    split (dev, or all of test under cross-fitting) and the main evaluation (no sentence scored by
+    detectors fitted on its own label)."""
 
     dataset: str
     kind: str
@@ -63,21 +63,17 @@ class Fitted:
     rest: torch.Tensor
     dev: Scored
     test: Scored
-    reliability: TokenReliability
-    meta: H.MetaDetector
+    detectors: Detectors
+    evaluation: Evaluation
     train_seconds: float
 
     @property
     def label(self) -> str:
         return f"{self.dataset} / {self.kind}"
 
-    def scores(self, scored: Scored) -> dict[str, np.ndarray]:
-        """Every detector's hallucination score on a scored split."""
-        p = scored.passes
-        grounding = 1.0 - self.reliability.sentence_score(p).numpy()
-        out = {"grounding": grounding, **H.text_baselines(p.logp_vid, p.entropy_vid, p.mask)}
-        out["META"] = self.meta.predict_proba(H.meta_features(grounding, p.logp_vid, p.entropy_vid, p.mask))
-        return out
+    @property
+    def reliability(self) -> TokenReliability:
+        return self.detectors.reliability
 
 
 def _corpora(cfg: SLTConfig) -> dict[str, Corpus]:
@@ -99,7 +95,7 @@ def _corpora(cfg: SLTConfig) -> dict[str, Corpus]:
 
 
 def _fit(dataset: str, kind: str, corpus: Corpus, cfg: SLTConfig, ctx: RunContext) -> Fitted:
-    """Train (or resume) one translator, score dev and test, fit r_t and META on dev."""
+    """Train (or resume) one translator, score dev and test, fit and evaluate the detectors."""
     t0 = time.perf_counter()
     with ctx.progress(f"training {dataset} / {kind}", cfg.train.epochs) as advance:
         model = train_translator(
@@ -111,25 +107,19 @@ def _fit(dataset: str, kind: str, corpus: Corpus, cfg: SLTConfig, ctx: RunContex
         score_split(model, split, corpus.entity_words, rest, cfg.reliability, max_len=cfg.train.max_len)
         for split in (corpus.dev, corpus.test)
     )
-    if len(np.unique(dev.y)) < 2:
-        raise UserError(
-            f"{dataset} / {kind}: every dev sentence is {'hallucinated' if dev.y[0] else 'grounded'}, so no "
-            "detector can be fitted; raise n_dev or change the translator's training (train.epochs)"
-        )
-    rel = TokenReliability(cfg.reliability).fit(dev.passes, dev.y)
-    grounding = 1.0 - rel.sentence_score(dev.passes).numpy()
-    p = dev.passes
-    meta = H.MetaDetector(cfg.meta_C).fit(
-        H.meta_features(grounding, p.logp_vid, p.entropy_vid, p.mask), dev.y
-    )
-    return Fitted(dataset, kind, model, corpus, rest, dev, test, rel, meta, seconds)
+    try:
+        if cfg.fit_on == "dev":
+            evaluation = evaluate(dev, test, cfg.reliability, cfg.meta_C)
+            detectors = Detectors.fit(dev, cfg.reliability, cfg.meta_C)
+        else:
+            evaluation = crossfit(test, cfg.reliability, cfg.meta_C, cfg.folds, cfg.seed)
+            detectors = Detectors.fit(test, cfg.reliability, cfg.meta_C)
+    except UserError as e:
+        raise UserError(f"{dataset} / {kind}: {e}") from None
+    return Fitted(dataset, kind, model, corpus, rest, dev, test, detectors, evaluation, seconds)
 
 
-def _auc(y: np.ndarray, score: np.ndarray) -> float:
-    return float(roc_auc_score(y, score)) if len(np.unique(y)) == 2 else float("nan")
-
-
-def _r(x: float, digits: int = 3) -> float | None:
+def _r(x: float | None, digits: int = 3) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), digits)
 
 
@@ -142,51 +132,30 @@ def auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray, seed: int = 0) -
         if len(np.unique(y[i])) == 2:
             diffs.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
     lo, hi = np.quantile(diffs, [0.025, 0.975]) if diffs else (np.nan, np.nan)
-    return _auc(y, a) - _auc(y, b), float(lo), float(hi)
-
-
-def signal_scores(fitted: Fitted, scored: Scored) -> dict[str, np.ndarray]:
-    """Each of the 9 token features alone as a detector: tail-pooled (Eq. 6) after orienting it so that
-    higher means grounded (the sign that gives the higher dev AUC), negated into a hallucination score."""
-    out = {}
-    scaler = fitted.reliability.attn_scaler_
-    q = fitted.reliability.config.tail_q
-    dev_f, f = token_features(fitted.dev.passes, scaler), token_features(scored.passes, scaler)
-    for j, name in enumerate(FEATURE_NAMES):
-        dev_auc = {
-            s: _auc(fitted.dev.y, -tail_pool(s * dev_f[..., j], fitted.dev.passes.mask, q).numpy())
-            for s in (1.0, -1.0)
-        }
-        sign = max(dev_auc, key=lambda s: np.nan_to_num(dev_auc[s]))
-        out[name] = -tail_pool(sign * f[..., j], scored.passes.mask, q).numpy()
-    return out
-
-
-def _calibrated(dev_score: np.ndarray, y_dev: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """An isotonic map from a score to the hallucination rate, fitted on dev (Eq. 7 for every method)."""
-    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(dev_score, y_dev)
-    return iso.predict(score)
+    return auc(y, a) - auc(y, b), float(lo), float(hi)
 
 
 def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple[float, float, float]]]:
     rows, deltas = [], {}
     for m in models:
-        s = m.scores(m.test)
-        aucs = [_auc(m.test.y, s[k]) for k in METHODS]
-        d, lo, hi = auc_difference(m.test.y, s["grounding"], s["confidence"], seed)
+        ev = m.evaluation
+        d, lo, hi = auc_difference(ev.y, ev.score["grounding"], ev.score["confidence"], seed)
         deltas[m.label] = (d, lo, hi)
         paper = PAPER_AUC.get((m.dataset, m.kind), (None, None, None))
         rows.append(
-            [m.dataset, m.kind, round(m.test.bleu, 1), round(100 * float(m.test.y.mean()), 1)]
-            + [_r(a) for a in aucs]
-            + [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]", *paper]
+            [
+                *(m.dataset, m.kind, round(m.test.bleu, 1), round(100 * float(m.test.y.mean()), 1)),
+                *(_r(auc(ev.y, ev.score[k])) for k in METHODS),
+                *(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]", *paper),
+            ]
         )
     cols = ["dataset", "architecture", "test BLEU", "hallucinated %"]
     cols += [f"AUC {k}" for k in METHODS]
     cols += ["grounding − confidence [95% CI]", "paper grounding", "paper confidence", "paper META"]
     caption = (
-        "test split (held-out signers); r_t, META and calibrations fitted on dev; the paper's columns are "
-        "its PHOENIX-2014T (phoenix_like) and CSL-Daily (csl_like) figures, not measured here"
+        f"test split (held-out signers); r_t, META and calibrations {models[0].evaluation.how}; the "
+        "paper's columns are its PHOENIX-2014T (phoenix_like) and CSL-Daily (csl_like) figures, not "
+        "measured here"
     )
     return Table("Hallucination detection AUC (test)", cols, rows, caption=caption), deltas
 
@@ -194,35 +163,29 @@ def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple
 def _detail_table(models: list[Fitted]) -> Table:
     rows = []
     for m in models:
-        dev_s, s = m.scores(m.dev), m.scores(m.test)
+        ev = m.evaluation
         for k in METHODS:
-            rate = _calibrated(dev_s[k], m.dev.y, s[k])
-            met = H.detection_metrics(m.test.y, s[k], rate=rate, chair_values=m.test.chair)
-            iso = IsotonicRegression(out_of_bounds="clip").fit(dev_s[k], m.dev.chair)
-            resid = m.test.chair - iso.predict(s[k])
-            r2 = 1.0 - float((resid**2).sum() / max(((m.test.chair - m.test.chair.mean()) ** 2).sum(), 1e-12))
+            met = H.detection_metrics(ev.y, ev.score[k], rate=ev.rate[k], chair_values=ev.chair)
+            resid = ev.chair - ev.chair_fit[k]
+            total = max(float(((ev.chair - ev.chair.mean()) ** 2).sum()), 1e-12)
+            r2 = 1.0 - float((resid**2).sum()) / total
             rows.append(
                 [m.label, k, *(_r(met[x]) for x in ("auc", "ap", "accuracy", "pearson", "spearman")), _r(r2)]
             )
     cols = ["model", "method", "AUC", "AP", "accuracy @0.5", "Pearson vs CHAIR", "Spearman vs CHAIR"]
     cols += ["isotonic R² vs CHAIR"]
     caption = (
-        "accuracy of the isotonic rate (fitted on dev) at 0.5; Pearson/Spearman of the score against the "
-        "sentence's CHAIR; R² on test of an isotonic fit of CHAIR on the score (fitted on dev)"
+        "accuracy of the isotonic hallucination rate at 0.5; Pearson/Spearman of the score against the "
+        "sentence's CHAIR; R² of an isotonic fit of CHAIR on the score; every fit out of the scored "
+        "sentence's fold"
     )
     return Table("Detection and regression against CHAIR (test)", cols, rows, caption=caption)
 
 
-def _signal_table(models: list[Fitted]) -> tuple[Table, dict[str, dict[str, np.ndarray]]]:
-    rows, per_model = [], {}
-    for m in models:
-        sig = signal_scores(m, m.test)
-        per_model[m.label] = sig
-        rows.append([m.label, *(_r(_auc(m.test.y, sig[k])) for k in FEATURE_NAMES)])
-    caption = "each token feature alone, oriented on dev and tail-pooled (the lowest ⌈0.1·T⌉ tokens)"
-    return Table(
-        "AUC of each signal alone (test)", ["model", *FEATURE_NAMES], rows, caption=caption
-    ), per_model
+def _signal_table(models: list[Fitted]) -> Table:
+    rows = [[m.label, *(_r(auc(m.evaluation.y, m.evaluation.score[k])) for k in SIGNALS)] for m in models]
+    caption = "each token feature alone, oriented where fitted and tail-pooled (the lowest ⌈0.1·T⌉ tokens)"
+    return Table("AUC of each signal alone (test)", ["model", *SIGNALS], rows, caption=caption)
 
 
 def _translation_table(models: list[Fitted]) -> Table:
@@ -274,7 +237,7 @@ def _degradations(models: list[Fitted], cfg: SLTConfig, ctx: RunContext) -> tupl
                         reliability=float(big_r.mean()),
                         hallucinated=float(sc.y.mean()),
                         bleu=sc.bleu,
-                        auc=_auc(sc.y, 1.0 - big_r),
+                        auc=auc(sc.y, 1.0 - big_r),
                     )
                 )
                 advance(1)
@@ -337,7 +300,7 @@ def _prompt_table(models: list[Fitted], cfg: SLTConfig, ctx: RunContext) -> Tabl
                 rows.append(
                     [
                         *(m.label, name, _r(float(big_r.mean())), _r(float(r_t[mask].mean()))),
-                        *(round(100 * float(sc.y.mean()), 1), _r(_auc(sc.y, 1.0 - big_r))),
+                        *(round(100 * float(sc.y.mean()), 1), _r(auc(sc.y, 1.0 - big_r))),
                     ]
                 )
     caption = (
@@ -358,13 +321,19 @@ def _transfer_table(models: list[Fitted]) -> Table:
     for src in models:
         row: list = [src.label]
         for tgt in models:
-            row.append(_r(_auc(tgt.test.y, 1.0 - src.reliability.sentence_score(tgt.test.passes).numpy())))
+            if tgt is src:
+                row.append(_r(auc(tgt.evaluation.y, tgt.evaluation.score["grounding"])))
+            else:
+                row.append(_r(auc(tgt.test.y, 1.0 - src.reliability.sentence_score(tgt.test.passes).numpy())))
         rows.append(row)
     return Table(
         "Transfer: r_t fitted on one model (rows), tested on another (columns), grounding AUC",
         ["fitted on", *(f"→ {m.label}" for m in models)],
         rows,
-        caption="the diagonal is the main table's grounding AUC; off-diagonal: other dataset or architecture",
+        caption=(
+            "off the diagonal, r_t fitted on all of the row model's fitting split, applied to the column "
+            "model's test; the diagonal is the main table's grounding AUC"
+        ),
     )
 
 
@@ -399,8 +368,7 @@ def run(cfg: SLTConfig, ctx: RunContext) -> Report:
     models = [_fit(d, k, corpus, cfg, ctx) for d, corpus in corpora.items() for k in cfg.architectures]
     main, deltas = _main_table(models, cfg.seed)
     ctx.log(f"{main.title}\n{markdown_table(main.columns, main.rows)}")
-    signals, per_signal = _signal_table(models)
-    tables = [main, _translation_table(models), _detail_table(models), signals]
+    tables = [main, _translation_table(models), _detail_table(models), _signal_table(models)]
     degradation_rows: list[dict] = []
     if len(cfg.noise) + len(cfg.downsample) + len(cfg.drop) > 0:
         table, degradation_rows = _degradations(models, cfg, ctx)
@@ -415,18 +383,19 @@ def run(cfg: SLTConfig, ctx: RunContext) -> Report:
         if examples:
             figures.append(token_figure(examples, ctx.out_dir / "tokens.png"))
         curves = {}
-        for m in (m for m in models if len(np.unique(m.test.y)) == 2):  # a ROC curve needs both labels
-            s = {**m.scores(m.test), **{k: per_signal[m.label][k] for k in ("s_hid", "s_attn", "s_log")}}
+        for m in models:
+            ev = m.evaluation
             curves[m.label] = {
-                k: RocCurve(*H.roc_points(m.test.y, v), auc=_auc(m.test.y, v)) for k, v in s.items()
+                k: RocCurve(*H.roc_points(ev.y, ev.score[k]), auc=auc(ev.y, ev.score[k]))
+                for k in (*METHODS, "s_hid", "s_attn", "s_log")
             }
         if curves:
             figures.append(roc_figure(curves, ctx.out_dir / "roc.png"))
         if degradation_rows:
             figures.append(degradation_figure(degradation_rows, ctx.out_dir / "degradation.png"))
     based = [m for m in models if m.kind == "gloss_based"] or models
-    g = float(np.mean([_auc(m.test.y, m.scores(m.test)["grounding"]) for m in based]))
-    c = float(np.mean([_auc(m.test.y, m.scores(m.test)["confidence"]) for m in based]))
+    g = float(np.mean([auc(m.evaluation.y, m.evaluation.score["grounding"]) for m in based]))
+    c = float(np.mean([auc(m.evaluation.y, m.evaluation.score["confidence"]) for m in based]))
     half_width = float(np.mean([(deltas[m.label][2] - deltas[m.label][1]) / 2 for m in based]))
     claim = ClaimCheck(
         f"detection AUC on {based[0].kind} models (mean over datasets)",
@@ -462,7 +431,7 @@ PRESETS = preset_table(
     smoke={"n_train": 400, "n_dev": 80, "n_test": 60, "train.epochs": 20, **_TINY, **_TWO_STRENGTHS},
     # the tour: both corpora, both translators (4 models, half width), the strongest degradations
     demo={
-        **{"n_train": 1000, "n_dev": 200, "n_test": 200, "train.epochs": 10, "train.lr": 2e-3},
+        **{"n_train": 1000, "n_dev": 100, "n_test": 200, "folds": 3, "train.epochs": 8, "train.lr": 2e-3},
         **{"train.d_model": 64, "train.d_ff": 128, "train.warmup": 100, **_DEMO_STRENGTHS},
     },
     # PHOENIX-2014T's size (7,096 train, 519 dev, 642 test sentences); real data via data_root=...

@@ -155,6 +155,7 @@ PAPERS: tuple[Paper, ...] = (
         "Dual-Scale World Models for LLM Agents Towards Hard-Exploration Problems",
         "A global trajectory frontier plus local advantage reflection (GLoW) explores text "
         "games better with fewer steps.",
+        requires=("textworld", "jericho"),
     ),
     Paper(
         18,

@@ -1,0 +1,76 @@
+"""The `glow` run's config: which games (a generated TextWorld suite and the user's own Jericho game
+files), which agents at which env-step budgets, the LLM that drives GLoW, ReAct and Reflexion, and
+each agent's nested settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int
+from iclr26.glow.agents import GLoWConfig, ReActConfig, ReflexionConfig
+from iclr26.glow.drrn import QUICK, DRRNConfig
+from iclr26.glow.games import SUITES
+
+AGENTS: tuple[str, ...] = ("glow", "react", "reflexion", "random", "go_explore", "drrn")
+"""GLoW and the baselines: ReAct, Reflexion (same LLM and budget), random over valid actions,
+Go-Explore without an LLM, and a DRRN trained here (its own, larger budget)."""
+LLM_AGENTS: tuple[str, ...] = ("glow", "react", "reflexion")
+ABLATIONS: tuple[str, ...] = ("no_mar", "no_global", "no_frontier", "no_all")
+"""The paper's GLoW ablations: without MAR, without W_global, without F, without all three."""
+LLM_BACKENDS = ("embedded", "http", "transformers", "auto")
+
+
+@dataclass(frozen=True)
+class GlowConfig:
+    """Everything the run uses; the defaults are the README's bench."""
+
+    suite: str = "demo"
+    """generated TextWorld games (games.SUITES: smoke, demo, bench); empty: only `games`"""
+    games: tuple[str, ...] = ()
+    """paths of Jericho game files you own (zork1.z5, ...), played after the suite"""
+    agents: tuple[str, ...] = AGENTS
+    """agents to run on every game"""
+    ablations: tuple[str, ...] = ()
+    """GLoW ablations to run too (no_mar, no_global, no_frontier, no_all)"""
+    seeds: int = 3
+    """runs per game and agent (seeds 0..seeds-1); the tables give mean ± sd"""
+    step_budget: int = 100
+    """env steps per run of GLoW, ReAct, Reflexion, random and Go-Explore (the paper: 1,000)"""
+    drrn_budget: int = 5000
+    """env steps the DRRN trains for (RL agents need far more interactions: the paper's 100–800×)"""
+    llm: str = "embedded"
+    """core.llm backend of the LLM agents: embedded (SmolLM2-135M-Instruct, offline), http (an
+    OpenAI-compatible server at ICLR26_LLM_BASE_URL, e.g. GPT-4.1-mini as in the paper), transformers"""
+    llm_path: str = ""
+    """the model's name or path for the backend (empty: its default)"""
+    glow: GLoWConfig = field(default_factory=GLoWConfig)
+    """GLoW's settings (n = 3 rollouts, k = 5, the ablation switches)"""
+    react: ReActConfig = field(default_factory=ReActConfig)
+    """the ReAct baseline's settings"""
+    reflexion: ReflexionConfig = field(default_factory=ReflexionConfig)
+    """the Reflexion baseline's settings"""
+    drrn: DRRNConfig = field(default_factory=lambda: QUICK)
+    """the DRRN's network and training (default: drrn.QUICK, sized for a few thousand steps)"""
+    explore_steps: int = 10
+    """random steps per Go-Explore iteration (after each restore)"""
+    random_episode_steps: int = 50
+    """steps per episode of the random agent before it resets the game"""
+
+    def __post_init__(self) -> None:
+        if self.suite:
+            check_in("suite", self.suite, SUITES)
+        if not self.suite and not self.games:
+            raise ConfigError("name a suite or at least one game file (games=...)")
+        if not self.agents and not self.ablations:
+            raise ConfigError("name at least one agent or ablation")
+        for a in self.agents:
+            check_in("agents", a, AGENTS)
+        for a in self.ablations:
+            check_in("ablations", a, ABLATIONS)
+        check_in("llm", self.llm, LLM_BACKENDS)
+        check_int("seeds", self.seeds, 1, 100)
+        check_int("step_budget", self.step_budget, 1, unit="env steps")
+        check_int("drrn_budget", self.drrn_budget, 1, unit="env steps")
+        check_int("explore_steps", self.explore_steps, 1)
+        check_int("random_episode_steps", self.random_episode_steps, 1)

@@ -26,6 +26,7 @@ import numpy as np
 
 from iclr26.core.llm.base import ChatModel, Message
 from iclr26.core.llm.usage import Usage
+from iclr26.core.validation import check_int
 from iclr26.glow import prompts as P
 from iclr26.glow.env import BudgetExhausted, TextGame
 from iclr26.glow.memory import Archive, Cell, Frontier, Trajectory, Transition, choice_index
@@ -86,11 +87,9 @@ def nearest_valid(action: str, valid: Sequence[str]) -> tuple[str, bool]:
 
 
 def _check_positive(obj: object, names: Sequence[str]) -> None:
-    """Raise naming the first of `names` that is not a positive int."""
+    """`check_int(…, 1)` on each of `names`: the error names the config and the field."""
     for name in names:
-        value = getattr(obj, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{type(obj).__name__}.{name} must be a positive int, got {value!r}")
+        check_int(f"{type(obj).__name__}.{name}", getattr(obj, name), 1)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ per step: (env steps used so far, best score reached so far). Restores and reset
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,36 @@ def _steps_left(game: TextGame, budget_steps: int, used: int) -> int:
     return max(left, 0)
 
 
+def random_steps(
+    game: TextGame,
+    steps: int,
+    rng: np.random.Generator,
+    budget_steps: int,
+    used: int,
+    best: int,
+    curve: list[tuple[int, int]],
+    on_step: Callable[[int], None] | None = None,
+) -> tuple[int, int]:
+    """Up to `steps` uniformly random valid actions from the current state, stopping at the budget, a
+    state with no valid action or the game's end; each step appends (used, best) to `curve`, and
+    `on_step(k)` runs after the k-th step when the game goes on. Returns the new (used, best)."""
+    for k in range(1, steps + 1):
+        if _steps_left(game, budget_steps, used) == 0:
+            break
+        actions = game.valid_actions()
+        if not actions:
+            break
+        _, _, done, _ = game.step(actions[int(rng.integers(len(actions)))])
+        used += 1
+        best = max(best, game.score)
+        curve.append((used, best))
+        if done:
+            break
+        if on_step is not None:
+            on_step(k)
+    return used, best
+
+
 def random_agent(
     game: TextGame, budget_steps: int, rng: np.random.Generator | int, episode_steps: int = 100
 ) -> BaselineResult:
@@ -87,18 +118,7 @@ def random_agent(
             episodes += 1
             best = max(best, game.score)
             before = used
-            for _ in range(episode_steps):
-                if _steps_left(game, budget_steps, used) == 0:
-                    break
-                actions = game.valid_actions()
-                if not actions:
-                    break
-                _, _, done, _ = game.step(actions[int(rng.integers(len(actions)))])
-                used += 1
-                best = max(best, game.score)
-                curve.append((used, best))
-                if done:
-                    break
+            used, best = random_steps(game, episode_steps, rng, budget_steps, used, best, curve)
             if used == before:  # no valid action right after a reset: nothing more can happen
                 break
     except BudgetExhausted:
@@ -144,19 +164,12 @@ def go_explore(
             game.set_state(cell.state)  # first return
             iterations += 1
             before = used
-            for k in range(1, explore_steps + 1):  # then explore
-                if _steps_left(game, budget_steps, used) == 0:
-                    break
-                actions = game.valid_actions()
-                if not actions:
-                    break
-                _, _, done, _ = game.step(actions[int(rng.integers(len(actions)))])
-                used += 1
-                best = max(best, game.score)
-                curve.append((used, best))
-                if done:
-                    break
-                added += archive.add(game.get_state(), game.score, cell.steps + k)
+
+            def archive_step(k: int, start: int = cell.steps) -> None:  # archive the novel states met
+                nonlocal added
+                added += archive.add(game.get_state(), game.score, start + k)
+
+            used, best = random_steps(game, explore_steps, rng, budget_steps, used, best, curve, archive_step)
             stalls = stalls + 1 if used == before else 0
             if stalls >= _MAX_STALLS:  # every selected cell has had no valid action
                 break

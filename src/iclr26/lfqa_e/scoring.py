@@ -10,12 +10,13 @@ A preference of None is a failure (a judge reply with no verdict) and counts as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from iclr26.core.validation import check_int, check_interval
+from iclr26.core.intervals import bootstrap_interval
+from iclr26.core.validation import check_interval
 from iclr26.lfqa_e.data import LABELS, Comparison
 
 INDEX = {lab: i for i, lab in enumerate(LABELS)}
@@ -85,24 +86,6 @@ def _macro_f1(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(_per_class(pred, gold)[:, 2].mean())
 
 
-def bootstrap_ci(
-    stat: Callable[[np.ndarray, np.ndarray], float],
-    pred: np.ndarray,
-    gold: np.ndarray,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of `stat(pred, gold)` over comparisons resampled with
-    replacement."""
-    check_int("n_boot", n_boot, 1)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(gold), size=(n_boot, len(gold)))
-    values = np.array([stat(pred[i], gold[i]) for i in idx])
-    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
-
-
 def agreement(
     predictions: Sequence[str | None], labels: Sequence[str], *, n_boot: int = 0, seed: int = 0
 ) -> Agreement:
@@ -123,8 +106,8 @@ def agreement(
         },
         tie_accuracy=_accuracy(pred[ties], gold[ties]) if ties.any() else None,
         failures=100.0 * float(np.mean(pred < 0)),
-        accuracy_ci=bootstrap_ci(_accuracy, pred, gold, n_boot, seed) if n_boot else None,
-        macro_f1_ci=bootstrap_ci(_macro_f1, pred, gold, n_boot, seed) if n_boot else None,
+        accuracy_ci=bootstrap_interval(_accuracy, (pred, gold), n_boot, seed) if n_boot else None,
+        macro_f1_ci=bootstrap_interval(_macro_f1, (pred, gold), n_boot, seed) if n_boot else None,
     )
 
 
@@ -152,4 +135,4 @@ def confusion(predictions: Sequence[str | None], labels: Sequence[str]) -> np.nd
     return out
 
 
-__all__ = ["INDEX", "Agreement", "agreement", "bootstrap_ci", "breakdown", "confusion", "preferences"]
+__all__ = ["INDEX", "Agreement", "agreement", "breakdown", "confusion", "preferences"]

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.metrics import roc_auc_score
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.errors import UserError
+from iclr26.core.intervals import bootstrap_interval
 from iclr26.core.records import markdown_table
 from iclr26.core.system import preset_table
 from iclr26.slt_reliability import hallucination as H
@@ -125,14 +125,8 @@ def _r(x: float | None, digits: int = 3) -> float | None:
 
 def auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
     """AUC(a) − AUC(b) on the same sentences and its paired-bootstrap 95% interval."""
-    rng = np.random.default_rng(seed)
-    diffs = []
-    for _ in range(BOOTSTRAP):
-        i = rng.integers(len(y), size=len(y))
-        if len(np.unique(y[i])) == 2:
-            diffs.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
-    lo, hi = np.quantile(diffs, [0.025, 0.975]) if diffs else (np.nan, np.nan)
-    return auc(y, a) - auc(y, b), float(lo), float(hi)
+    lo, hi = bootstrap_interval(lambda y, a, b: auc(y, a) - auc(y, b), (y, a, b), BOOTSTRAP, seed)
+    return auc(y, a) - auc(y, b), lo, hi
 
 
 def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple[float, float, float]]]:

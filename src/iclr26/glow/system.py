@@ -221,10 +221,10 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
         tables.append(_ablation_table(per_agent))
     figures = [score_curves(runs, ctx.out_dir / "curves.png")]
     notes = []
-    glow_runs = [r for r in runs if r["agent"] == "glow" and r.get("transcript")]
-    excerpt = next(
-        (transcript_excerpt(r["transcript"]) for r in glow_runs if transcript_excerpt(r["transcript"])), ""
+    excerpts = (
+        transcript_excerpt(r["transcript"]) for r in runs if r["agent"] == "glow" and r.get("transcript")
     )
+    excerpt = next((e for e in excerpts if e), "")  # each transcript searched once
     if excerpt:
         (ctx.out_dir / "transcript.md").write_text(
             f"# GLoW: a reflection and the restore after it\n\n{excerpt}\n"

@@ -1,7 +1,9 @@
 """The README's runs: `iclr26 run glow --preset bench` with provenance.
 
     python benchmarks/glow/run.py                       # the demo suite, every agent, 3 seeds, 100 steps
-    python benchmarks/glow/run.py --set ablations=no_mar,no_global,no_frontier,no_all --tag ablations
+    python benchmarks/glow/run.py --set suite=ablation --set agents=glow \
+        --set ablations=no_mar,no_global,no_frontier,no_all --tag ablations \
+        --out runs/benchmarks/glow_ablations
 
 Saves results/glow_<preset>[_<tag>].json and the curves beside it. Runs resume from the run folder's
 runs.jsonl, so an interrupted benchmark continues where it stopped.

@@ -229,3 +229,42 @@ def test_baselines_on_a_generated_textworld_game(tw_game):
         result = random_agent(game, 40, 0, episode_steps=10)
         _check_curve(result, 40)
         assert result.steps_used == game.steps_used == 40
+
+
+def test_oracle_reaches_every_max_score_and_null_none(tw_game, tw_cooking):
+    from iclr26.glow.env import TextGame
+    from iclr26.glow.explore import null_agent, oracle_agent
+
+    for path in (tw_game, tw_cooking):
+        with TextGame(path, step_budget=50) as game:
+            oracle = oracle_agent(game, 50)
+            _check_curve(oracle, 50)
+            assert oracle.max_score == game.max_score > 0
+            assert oracle.steps_used == oracle.details["walkthrough_steps"] == len(game.walkthrough())
+        with TextGame(path, step_budget=50) as game:
+            null = null_agent(game, 50)
+            _check_curve(null, 50)
+            assert null.max_score == 0 and null.steps_used == game.steps_used == 50
+
+
+def test_oracle_stops_at_the_budget(tw_game):
+    from iclr26.glow.env import TextGame
+    from iclr26.glow.explore import oracle_agent
+
+    with TextGame(tw_game, step_budget=1) as game:  # the walkthrough needs 2 steps
+        result = oracle_agent(game, 10)
+    assert result.steps_used == 1 and result.max_score == 0
+
+
+def test_a_game_without_a_walkthrough_is_named(tw_game, tmp_path):
+    import shutil
+
+    from iclr26.glow.env import GameError, TextGame
+
+    bare = tmp_path / "tw-bare.z8"  # scored (tw- name), but no TextWorld logic beside it
+    shutil.copy(tw_game, bare)
+    with (
+        TextGame(bare, valid_actions="template") as game,
+        pytest.raises(GameError, match=r"tw-bare\.z8.*walkthrough"),
+    ):
+        game.walkthrough()

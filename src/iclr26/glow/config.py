@@ -12,9 +12,11 @@ from iclr26.glow.agents import GLoWConfig, ReActConfig, ReflexionConfig
 from iclr26.glow.drrn import QUICK, DRRNConfig
 from iclr26.glow.games import SUITES
 
-AGENTS: tuple[str, ...] = ("glow", "react", "reflexion", "random", "go_explore", "drrn")
+AGENTS: tuple[str, ...] = ("glow", "react", "reflexion", "random", "go_explore", "drrn", "oracle", "null")
 """GLoW and the baselines: ReAct, Reflexion (same LLM and budget), random over valid actions,
-Go-Explore without an LLM, and a DRRN trained here (its own, larger budget)."""
+Go-Explore without an LLM, a DRRN trained here (its own, larger budget); and the suite's reference
+rows: the oracle plays each game's walkthrough (must reach every max score), null only looks (none)."""
+REFERENCE_AGENTS: tuple[str, ...] = ("oracle", "null")
 LLM_AGENTS: tuple[str, ...] = ("glow", "react", "reflexion")
 ABLATIONS: tuple[str, ...] = ("no_mar", "no_global", "no_frontier", "no_all")
 """The paper's GLoW ablations: without MAR, without W_global, without F, without all three."""
@@ -26,7 +28,7 @@ class GlowConfig:
     """Everything the run uses; the defaults are the README's bench."""
 
     suite: str = "demo"
-    """generated TextWorld games (games.SUITES: smoke, demo, bench); empty: only `games`"""
+    """generated TextWorld games (games.SUITES: smoke, demo, ablation, bench); empty: only `games`"""
     games: tuple[str, ...] = ()
     """paths of Jericho game files you own (zork1.z5, ...), played after the suite"""
     agents: tuple[str, ...] = AGENTS

@@ -385,6 +385,30 @@ class TextGame:
         seen = set(re.findall(r"[a-z]+", self._obs.lower())) & self._nouns
         return sorted(set(TEMPLATE_ACTIONS) | {f"{verb} {noun}" for verb in TEMPLATE_VERBS for noun in seen})
 
+    def walkthrough(self) -> list[str]:
+        """A known winning command sequence: TextWorld's `metadata.walkthrough` from the game's `.json`,
+        else Jericho's own walkthrough for the games it supports (recorded at Jericho's default seed).
+        Raises `GameError` when the game has neither."""
+        logic = self.path.with_suffix(".json")
+        if logic.is_file():
+            import json
+
+            commands = json.loads(logic.read_text()).get("metadata", {}).get("walkthrough")
+            if commands:
+                return [str(c) for c in commands]
+        if self.scored:
+            import jericho
+
+            with warnings.catch_warnings():  # Jericho warns and returns [] for games it has none for
+                warnings.simplefilter("ignore", jericho.jericho.UnsupportedGameWarning)
+                commands = self._env.get_walkthrough()
+            if commands:
+                return [str(c) for c in commands]
+        raise GameError(
+            f"{self.path.name}: no walkthrough known (neither TextWorld's {logic.name} nor Jericho's "
+            "bindings record one), so the oracle agent cannot play it"
+        )
+
     def require_scored(self) -> None:
         """Raise `GameError` unless Jericho reads this game's score (the system scores only those)."""
         if not self.scored:

@@ -28,7 +28,7 @@ from iclr26.glow.agents import GLoWAgent, ReActAgent, ReflexionAgent
 from iclr26.glow.config import ABLATIONS, LLM_AGENTS, GlowConfig
 from iclr26.glow.drrn import train_drrn
 from iclr26.glow.env import TextGame
-from iclr26.glow.explore import go_explore, random_agent
+from iclr26.glow.explore import go_explore, null_agent, oracle_agent, random_agent
 from iclr26.glow.figures import score_curves
 from iclr26.glow.games import make_game, suite
 
@@ -60,7 +60,11 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
     started = time.perf_counter()
     with TextGame(path, step_budget=budget, seed=seed) as game:
         game.require_scored()
-        if agent == "random":
+        if agent == "oracle":
+            result = oracle_agent(game, budget)
+        elif agent == "null":
+            result = null_agent(game, budget)
+        elif agent == "random":
             result = random_agent(game, budget, rng, episode_steps=cfg.random_episode_steps)
         elif agent == "go_explore":
             result = go_explore(game, budget, rng, explore_steps=cfg.explore_steps)
@@ -177,6 +181,35 @@ def _ablation_table(per_agent: dict[str, np.ndarray]) -> Table:
     )
 
 
+def _validity_table(runs: list[dict]) -> Table | None:
+    """The suite's check: the oracle must reach every game's max score and the null agent none."""
+    rows = []
+    for game in dict.fromkeys(r["game"] for r in runs):
+        ref = {a: [r for r in runs if r["game"] == game and r["agent"] == a] for a in ("oracle", "null")}
+        if not all(ref.values()):
+            continue
+        oracle_ok = all(r["max_score"] >= r["game_max_score"] > 0 for r in ref["oracle"])
+        null_ok = all(r["max_score"] == 0 for r in ref["null"])
+        rows.append(
+            [
+                game,
+                ref["oracle"][0]["game_max_score"],
+                max(r["max_score"] for r in ref["oracle"]),
+                ref["oracle"][0]["steps_used"],
+                max(r["max_score"] for r in ref["null"]),
+                "valid" if oracle_ok and null_ok else "INVALID",
+            ]
+        )
+    if not rows:
+        return None
+    return Table(
+        "Suite validity (oracle: the walkthrough; null: only 'look')",
+        ["game", "game max", "oracle max score", "oracle env steps", "null max score", "verdict"],
+        rows,
+        caption="a game is a valid task only when the oracle reaches its max score and null scores 0",
+    )
+
+
 def transcript_excerpt(transcript: list[dict], before: int = 3, after: int = 4) -> str:
     """Markdown of the first reflection that a later restore followed, with the steps around them."""
     kinds = [e["kind"] for e in transcript]
@@ -217,6 +250,10 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
     summary, per_agent = _summary(runs)
     ctx.log(f"{summary.title}\n{markdown_table(summary.columns, summary.rows)}")
     tables = [summary, scores]
+    validity = _validity_table(runs)
+    if validity is not None:
+        ctx.log(f"{validity.title}\n{markdown_table(validity.columns, validity.rows)}")
+        tables.append(validity)
     if cfg.ablations:
         tables.append(_ablation_table(per_agent))
     figures = [score_curves(runs, ctx.out_dir / "curves.png")]

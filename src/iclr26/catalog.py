@@ -169,6 +169,7 @@ PAPERS: tuple[Paper, ...] = (
         "Eigen-1: Adaptive Multi-Agent Refinement with Monitor-Based RAG for Scientific Reasoning",
         "Monitor-based implicit retrieval and hierarchical refinement raise accuracy with "
         "fewer tokens and steps.",
+        requires=("periodictable", "Bio", "bm25s"),
     ),
 )
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
-from iclr26.sci_refine.question import ANSWER_TYPES, Question
+from iclr26.sci_refine.question import ANSWER_TYPES, Passage, Question
 
 __all__ = [
     "ANSWER_TYPE_NAMES",
@@ -311,3 +311,30 @@ def load_questions(path: str | Path, fmt: str = "authors") -> list[Question]:
     if fmt not in FORMATS:
         raise LoaderError(f"unknown question format {fmt!r}; expected one of {', '.join(FORMATS)}")
     return FORMATS[fmt](path)
+
+
+def load_corpus(path: str | Path) -> list[Passage]:
+    """A corpus file by path: a JSON list of paragraph strings (as the authors' paragraphs.json) or of
+    {"id", "text"} records (ids default to c00000, c00001, ...)."""
+    path = Path(path)
+    if not path.is_file():
+        raise LoaderError(f"corpus file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LoaderError(f"{path}: not a JSON file ({e})") from e
+    if not isinstance(data, list):
+        raise LoaderError(f"{path}: a corpus must be a JSON list of paragraphs, got {type(data).__name__}")
+    out = []
+    for i, rec in enumerate(data):
+        if isinstance(rec, str):
+            pid, text = f"c{i:05d}", rec
+        elif isinstance(rec, dict) and isinstance(rec.get("text"), str):
+            pid, text = str(rec.get("id", f"c{i:05d}")), rec["text"]
+        else:
+            raise LoaderError(f"{path}: paragraph {i} is neither a string nor an object with 'text'")
+        if text.strip():
+            out.append(Passage(pid, text.strip(), str(rec.get("topic", "")) if isinstance(rec, dict) else ""))
+    if not out:
+        raise LoaderError(f"{path}: the corpus is empty")
+    return out

@@ -35,7 +35,7 @@ from iclr26.core.validation import check_int
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.explicit_rag import ExplicitRAG
 from iclr26.sci_refine.grading import extract_final_answer, normalize_text
-from iclr26.sci_refine.monitor import ImplicitRAG
+from iclr26.sci_refine.monitor import ImplicitRAG, Injection
 
 QAIR_WEIGHTS = (0.2, 0.6, 0.2)
 """the paper's weights of logic, answer and explanation in q"""
@@ -68,6 +68,8 @@ class Attempt:
     """passages injected into its stream by the Monitor stack"""
     usage: Usage = field(default_factory=Usage)
     """tokens and calls over every role of the call"""
+    injected: tuple[Injection, ...] = ()
+    """the Monitor stack's injections, with their offsets in `text` (implicit solver only)"""
 
 
 class Solver(Protocol):
@@ -100,7 +102,8 @@ def implicit_solver(rag: ImplicitRAG, max_tokens: int = 512, temperature: float 
             {"role": "user", "content": user_text},
         ]
         res = rag.step(messages, max_tokens=max_tokens, temperature=temperature, seed=seed)
-        return Attempt(res.text, 1, res.retrieval_calls, len(res.injections), res.usage)
+        injected = tuple(res.injections)
+        return Attempt(res.text, 1, res.retrieval_calls, len(injected), res.usage, injected)
 
     return solve
 

@@ -1,0 +1,90 @@
+"""The `sci_refine` run's config: the questions and corpus (the built-here set, or files by path), the
+rows of the paper's build-up table, the LLM, and each part's nested settings (retrieval, passage
+filter, Monitor stack, explicit RAG, refinement)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.sci_refine.explicit_rag import ExplicitRAGConfig
+from iclr26.sci_refine.loaders import FORMATS
+from iclr26.sci_refine.monitor import MonitorConfig
+from iclr26.sci_refine.refine import RefineConfig
+from iclr26.sci_refine.retrieval import FilterConfig, RetrieverConfig
+
+ROWS: tuple[str, ...] = ("baseline", "explicit_rag", "monitor", "querier", "injector", "hsr", "qair")
+"""the paper's build-up, each row adding one part: no retrieval; the model's own search tool; the
+Monitor (window as query, passages verbatim); + Querier; + Injector; + HSR; + QAIR"""
+LLM_BACKENDS = ("embedded", "http", "transformers", "auto")
+JUDGES = ("rule", "llm")
+
+
+@dataclass(frozen=True)
+class SciRefineConfig:
+    """Everything the run uses; the defaults are the README's bench."""
+
+    rows: tuple[str, ...] = ROWS
+    """build-up rows to run (see ROWS); every row answers the same questions"""
+    data: str = "builtin"
+    """builtin (the generated set from CODATA, periodictable and Biopython facts) or a question file"""
+    data_format: str = "authors"
+    """format of a question file: authors (the Eigen-1 JSON), hle, supergpqa, trqa"""
+    corpus: str = ""
+    """with a question file: a corpus file (JSON list of strings or of {id, text}); empty: the
+    built-here corpus"""
+    n_questions: int = 40
+    """built-here questions (half need retrieval, half are reasoning only; see retrieval_fraction)"""
+    limit: int = 0
+    """answer only the first `limit` questions of a loaded file (0: all)"""
+    n_distractors: int = 1000
+    """distractor paragraphs added to the built-here corpus (up to dataset.corpus_capacity())"""
+    retrieval_fraction: float = 0.5
+    """share of built-here questions that need a fact from the corpus"""
+    seed: int = 0
+    """seeds the built-here set and every model call"""
+    llm: str = "embedded"
+    """core.llm backend: embedded (SmolLM2-135M-Instruct, offline), http (an OpenAI-compatible server at
+    ICLR26_LLM_BASE_URL), transformers"""
+    llm_path: str = ""
+    """the model's name or path for the backend (empty: its default)"""
+    max_tokens: int = 384
+    """completion tokens of one reasoning call (both streams of a monitored call together)"""
+    temperature: float = 0.5
+    """sampling temperature of the reasoning calls (the proposers must differ; the authors' 0.5)"""
+    judge: str = "rule"
+    """grading: rule (exact / option letter / numeric tolerance) or llm (the JSON-schema judge, the
+    run's own model)"""
+    filter_passages: bool = True
+    """score retrieved passages with the model (−1..2) and keep the best 1–2, as the authors do"""
+    retrieval: RetrieverConfig = field(default_factory=RetrieverConfig)
+    """the index: bm25, dense (MiniLM + FAISS) or hybrid, and k"""
+    passage_filter: FilterConfig = field(default_factory=FilterConfig)
+    """the passage filter's thresholds"""
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
+    """the Monitor stack: window 512, overlap 128, one injection per step (its mode is set per row)"""
+    explicit: ExplicitRAGConfig = field(
+        default_factory=lambda: ExplicitRAGConfig(max_steps=6, max_tool_calls=3)
+    )
+    """the explicit-RAG baseline's loop (steps and tool calls per reasoning call)"""
+    refine: RefineConfig = field(default_factory=RefineConfig)
+    """proposers, corrector, QAIR rounds (its hsr and qair switches are set per row)"""
+
+    def __post_init__(self) -> None:
+        if not self.rows:
+            raise ConfigError("name at least one row (rows=...)")
+        for r in self.rows:
+            check_in("rows", r, ROWS)
+        if self.data != "builtin" and not self.data.strip():
+            raise ConfigError("data must be 'builtin' or the path of a question file")
+        check_in("data_format", self.data_format, tuple(FORMATS))
+        check_int("n_questions", self.n_questions, 1)
+        check_int("limit", self.limit, 0)
+        check_int("n_distractors", self.n_distractors, 0)
+        check_interval("retrieval_fraction", self.retrieval_fraction, 0.0, 1.0)
+        check_int("seed", self.seed, 0)
+        check_in("llm", self.llm, LLM_BACKENDS)
+        check_int("max_tokens", self.max_tokens, 1)
+        check_interval("temperature", self.temperature, 0.0, 2.0)
+        check_in("judge", self.judge, JUDGES)

@@ -1,0 +1,45 @@
+"""The `sci_refine` system end to end on the smoke preset with the embedded SmolLM2: every row answers
+the same built-here questions, the build-up table and the figure are written, the grader's reference
+rows are 100 / 0, and a re-run on the same folder resumes from answers.jsonl without asking again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclr26.core.config import ConfigError
+from iclr26.core.runner import run_system
+from iclr26.sci_refine import SYSTEM
+from iclr26.sci_refine.config import SciRefineConfig
+
+
+def test_smoke_runs_every_row_and_resumes(tmp_path) -> None:
+    pytest.importorskip("xllamacpp")
+    out = tmp_path / "run"
+    record, run_dir = run_system(SYSTEM, "smoke", out=out)
+    assert record.status == "complete"
+    answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
+    assert {a["row"] for a in answers} == {"baseline", "explicit_rag", "injector"}
+    assert len({a["id"] for a in answers}) == 2 and len(answers) == 6
+    for a in answers:
+        assert a["tokens"] > 0 and a["calls"] >= 1 and a["steps"] >= 1
+        assert (a["retrieval_calls"] == 0) if a["row"] == "baseline" else a["retrieval_calls"] >= 0
+    buildup, grader = record.report.tables[:2]
+    assert [r[0] for r in buildup.rows] == ["baseline", "explicit_rag", "injector"]
+    assert [r[1] for r in grader.rows] == [100.0, 0.0]
+    assert record.report.figures == ["buildup.png"] and (run_dir / "buildup.png").stat().st_size > 0
+    again, _ = run_system(SYSTEM, "smoke", out=out)
+    assert len((out / "answers.jsonl").read_text().splitlines()) == 6  # nothing answered twice
+    assert again.report.tables[0].rows == buildup.rows
+
+
+def test_bad_config_names_the_field() -> None:
+    with pytest.raises(ConfigError, match="rows"):
+        SciRefineConfig(rows=("everything",))
+    with pytest.raises(ConfigError, match="data_format"):
+        SciRefineConfig(data_format="csv")
+    with pytest.raises(ConfigError, match="judge"):
+        SciRefineConfig(judge="human")
+    with pytest.raises(ConfigError, match="retrieval_fraction"):
+        SciRefineConfig(retrieval_fraction=1.5)

@@ -46,7 +46,7 @@ def test_loader_reads_the_authors_format(tmp_path):
 def test_corrupt_corpus_lines_name_file_and_line(tmp_path):
     bad = tmp_path / "c.json"
     bad.write_text('{"Entry": "01", "Label": 1}\n{"Entry": "0", "Label"\n')
-    with pytest.raises(CorpusError, match=r"c\.json:2: not JSON"):
+    with pytest.raises(CorpusError, match=r"c\.json: line 2 is not JSON"):
         load_jsonl(bad)
     bad.write_text('{"Entry": "01"}\n')
     with pytest.raises(CorpusError, match=r"c\.json:1: expected an object with 'Entry' and 'Label'"):
@@ -57,7 +57,7 @@ def test_corrupt_corpus_lines_name_file_and_line(tmp_path):
     bad.write_text(json.dumps({"0.2": []}))
     with pytest.raises(CorpusError, match=r"key '0\.2' is not 'delta_<value>'"):
         load_ood(bad)
-    with pytest.raises(CorpusError, match="no corpus file"):
+    with pytest.raises(CorpusError, match="no such file"):
         load_jsonl(tmp_path / "missing.json")
     with pytest.raises(CorpusError, match="released no corpus for 'vending_machine_sum'"):
         load_authors_splits(tmp_path, "vending_machine_sum")

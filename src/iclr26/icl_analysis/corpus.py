@@ -4,10 +4,10 @@ list per δ key (`"delta_0.2": [...]`). Hamiltonian entries are adjacency dicts 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json, read_jsonl
 from iclr26.icl_analysis.tasks import Item, Splits
 from iclr26.icl_analysis.tasks.hamiltonian import format_graph
 
@@ -57,18 +57,7 @@ def _item(obj: object, where: str, delta: float) -> Item:
 def load_jsonl(path: str | Path, delta: float = 0.0) -> list[Item]:
     """An ID corpus file: one JSON object per line."""
     path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"no corpus file {path}")
-    items = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise CorpusError(f"{path}:{n}: not JSON ({e.msg})") from None
-            items.append(_item(obj, f"{path}:{n}", delta))
+    items = [_item(obj, f"{path}:{n}", delta) for n, obj in read_jsonl(path, CorpusError)]
     if not items:
         raise CorpusError(f"{path}: no items")
     return items
@@ -77,12 +66,7 @@ def load_jsonl(path: str | Path, delta: float = 0.0) -> list[Item]:
 def load_ood(path: str | Path) -> dict[float, list[Item]]:
     """An OOD corpus file: one JSON object `{"delta_<δ>": [items], ...}`."""
     path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"no corpus file {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise CorpusError(f"{path}:{e.lineno}: not JSON ({e.msg})") from None
+    data = read_json(path, CorpusError)
     if not isinstance(data, dict):
         raise CorpusError(f"{path}: expected one object keyed by 'delta_<value>'")
     out = {}

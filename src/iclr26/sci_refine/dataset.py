@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json
 from iclr26.core.validation import check_int, check_interval
 from iclr26.sci_refine import facts as F
 from iclr26.sci_refine.question import Passage, Question
@@ -1085,12 +1086,7 @@ _TUPLE_FIELDS = ("choices", "evidence")
 def load(path: str | Path) -> QASet:
     """Read a set written by `save`."""
     path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"{path}: no such file (write one with sci_refine.dataset.save)")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    doc = read_json(path, DatasetError)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DatasetError(f"{path}: not a saved sci_refine QA set (expected format {FORMAT!r})")
     try:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json, read_jsonl
 from iclr26.sci_refine.question import ANSWER_TYPES, Passage, Question
 
 __all__ = [
@@ -78,20 +79,9 @@ def _read_records(path: str | Path) -> tuple[Path, list[Any]]:
         except Exception as exc:  # pyarrow raises several kinds
             raise LoaderError(f"{path}: not a readable parquet file ({type(exc).__name__}: {exc})") from None
         return path, frame.to_dict(orient="records")
-    text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        records = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise LoaderError(f"{path}: line {n} is not JSON ({exc.msg})") from None
-        return path, records
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LoaderError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        return path, [rec for _, rec in read_jsonl(path, LoaderError)]
+    doc = read_json(path, LoaderError)
     if isinstance(doc, dict):  # {"data": [...]} or {"test": [...]}, as some exports write
         lists = [v for v in doc.values() if isinstance(v, list)]
         if len(lists) == 1:
@@ -317,12 +307,7 @@ def load_corpus(path: str | Path) -> list[Passage]:
     """A corpus file by path: a JSON list of paragraph strings (as the authors' paragraphs.json) or of
     {"id", "text"} records (ids default to c00000, c00001, ...)."""
     path = Path(path)
-    if not path.is_file():
-        raise LoaderError(f"corpus file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise LoaderError(f"{path}: not a JSON file ({e})") from e
+    data = read_json(path, LoaderError)
     if not isinstance(data, list):
         raise LoaderError(f"{path}: a corpus must be a JSON list of paragraphs, got {type(data).__name__}")
     out = []

@@ -41,6 +41,7 @@ from iclr26.sci_refine.monitor import (
     RoleUsage,
     Search,
     format_passages,
+    roles_total,
 )
 from iclr26.sci_refine.question import Passage
 
@@ -172,10 +173,7 @@ class ExplicitRAGResult:
     @property
     def usage(self) -> Usage:
         """Tokens and calls over all roles."""
-        total = Usage()
-        for r in self.roles.values():
-            total = total + r.usage
-        return total
+        return roles_total(self.roles)
 
 
 class ExplicitRAG:

@@ -280,6 +280,11 @@ class RoleUsage:
         self.usage = self.usage + delta
 
 
+def roles_total(roles: dict[str, RoleUsage]) -> Usage:
+    """Tokens and calls summed over every role's tally."""
+    return sum((r.usage for r in roles.values()), Usage())
+
+
 @dataclass
 class ImplicitRAGResult:
     """The transcript of one monitored reasoning step."""
@@ -314,10 +319,7 @@ class ImplicitRAGResult:
     @property
     def usage(self) -> Usage:
         """Tokens and calls over all roles."""
-        total = Usage()
-        for r in self.roles.values():
-            total = total + r.usage
-        return total
+        return roles_total(self.roles)
 
     @property
     def total_tokens(self) -> int:

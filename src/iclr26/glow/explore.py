@@ -48,6 +48,27 @@ class BaselineResult:
     details: dict[str, Any] = field(default_factory=dict)
     """agent-specific counters (episodes, archive cells, ...)"""
 
+    @classmethod
+    def finish(
+        cls,
+        agent: str,
+        game: TextGame,
+        curve: list[tuple[int, int]],
+        steps_used: int,
+        started: float,
+        **details: Any,
+    ) -> BaselineResult:
+        """The result of a run of `agent` on `game` that began at `time.perf_counter()` = `started`."""
+        return cls(
+            agent=agent,
+            game=game.name,
+            game_max_score=game.max_score,
+            curve=curve,
+            steps_used=steps_used,
+            seconds=time.perf_counter() - started,
+            details=details,
+        )
+
     @property
     def max_score(self) -> int:
         """The best score reached during the run (0 if no step was taken), as `agents.RunResult`."""
@@ -127,15 +148,7 @@ def random_agent(
                 break
     except BudgetExhausted:
         pass
-    return BaselineResult(
-        agent="random",
-        game=game.name,
-        game_max_score=game.max_score,
-        curve=curve,
-        steps_used=used,
-        seconds=time.perf_counter() - start,
-        details={"episodes": episodes},
-    )
+    return BaselineResult.finish("random", game, curve, used, start, episodes=episodes)
 
 
 _MAX_STALLS = 1000
@@ -179,14 +192,8 @@ def go_explore(
                 break
     except BudgetExhausted:
         pass
-    return BaselineResult(
-        agent="go_explore",
-        game=game.name,
-        game_max_score=game.max_score,
-        curve=curve,
-        steps_used=used,
-        seconds=time.perf_counter() - start,
-        details={"iterations": iterations, "cells": len(archive), "cells_added": added},
+    return BaselineResult.finish(
+        "go_explore", game, curve, used, start, iterations=iterations, cells=len(archive), cells_added=added
     )
 
 
@@ -216,15 +223,7 @@ def oracle_agent(game: TextGame, budget_steps: int) -> BaselineResult:
     start = time.perf_counter()
     walkthrough = game.walkthrough()
     curve, used = _play(game, walkthrough, budget_steps)
-    return BaselineResult(
-        agent="oracle",
-        game=game.name,
-        game_max_score=game.max_score,
-        curve=curve,
-        steps_used=used,
-        seconds=time.perf_counter() - start,
-        details={"walkthrough_steps": len(walkthrough)},
-    )
+    return BaselineResult.finish("oracle", game, curve, used, start, walkthrough_steps=len(walkthrough))
 
 
 NULL_COMMAND = "look"
@@ -236,11 +235,4 @@ def null_agent(game: TextGame, budget_steps: int) -> BaselineResult:
     check_int("budget_steps", budget_steps, 0, unit="env steps")
     start = time.perf_counter()
     curve, used = _play(game, [NULL_COMMAND] * budget_steps, budget_steps)
-    return BaselineResult(
-        agent="null",
-        game=game.name,
-        game_max_score=game.max_score,
-        curve=curve,
-        steps_used=used,
-        seconds=time.perf_counter() - start,
-    )
+    return BaselineResult.finish("null", game, curve, used, start)

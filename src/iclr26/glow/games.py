@@ -87,9 +87,10 @@ SUITES: dict[str, tuple[GameSpec, ...]] = {
     "smoke": (GameSpec("coin_collector", 1, 0),),
     # The tour: three small games, one of each kind.
     "demo": (GameSpec("coin_collector", 2, 0), GameSpec("treasure_hunter", 2, 0), GameSpec("cooking", 1, 0)),
-    # The ablations (the paper runs them on one game, Zork1): the demo suite's cooking game, whose
-    # three points of score grade the variants more finely than a one-point coin or treasure.
-    "ablation": (GameSpec("cooking", 1, 0),),
+    # The ablations (the paper runs them on one game, Zork1): the demo suite's treasure hunter, the
+    # game where full GLoW with SmolLM2 reaches the max score on every seed (on the cooking game it
+    # scores 0 on every seed, which leaves nothing for an ablation to take away).
+    "ablation": (GameSpec("treasure_hunter", 2, 0),),
     # Eight games over world size, objects and quest length.
     "bench": (
         GameSpec("coin_collector", 2, 1),

@@ -111,6 +111,18 @@ def _mean_sd(values: Sequence[float]) -> str:
     return f"{v.mean():.2f} ± {v.std(ddof=1):.2f}" if len(v) > 1 else f"{v.mean():.2f}"
 
 
+def _steps_to_max(run: dict) -> int | None:
+    """The env step at which the run first reached the game's max score (None: never)."""
+    return next((step for step, best in run["curve"] if best >= run["game_max_score"] > 0), None)
+
+
+def _steps_to_max_cell(runs: list[dict]) -> str:
+    """Mean steps to the max score over the runs that reached it, and how many did ("12.3 (2/3)")."""
+    reached = [s for s in map(_steps_to_max, runs) if s is not None]
+    mean = f"{np.mean(reached):.1f}" if reached else "—"
+    return f"{mean} ({len(reached)}/{len(runs)})"
+
+
 def _score_table(runs: list[dict]) -> Table:
     rows = []
     for game in dict.fromkeys(r["game"] for r in runs):
@@ -128,6 +140,7 @@ def _score_table(runs: list[dict]) -> Table:
                         mine[0]["game_max_score"],
                     ),
                     round(float(np.mean([r["normalised"] for r in mine])), 3),
+                    _steps_to_max_cell(mine),
                     round(float(np.mean([r["steps_used"] for r in mine]))),
                     round(float(np.mean([r["llm_calls"] for r in mine])), 1),
                     round(float(np.mean([r["tokens"] for r in mine]))),
@@ -135,11 +148,13 @@ def _score_table(runs: list[dict]) -> Table:
                     round(float(np.mean([r["seconds"] for r in mine])), 1),
                 ]
             )
-    cols = ["game", "agent", "seeds", "max score (mean ± sd)", "game max", "normalised", "env steps"]
+    cols = ["game", "agent", "seeds", "max score (mean ± sd)", "game max", "normalised"]
+    cols += ["env steps to the game max (runs that got there)", "env steps"]
     cols += ["LLM calls", "tokens", "remapped share", "seconds"]
     caption = (
-        "max score: the best game score reached at any step of the run; remapped share: generated "
-        "commands mapped to the nearest valid action (the soft constraint)"
+        "max score: the best game score reached at any step of the run; env steps to the game max: the "
+        "mean, over the runs that reached it, of the first step at the game's max score; remapped share: "
+        "generated commands mapped to the nearest valid action (the soft constraint)"
     )
     return Table("Max score per game and agent", cols, rows, caption=caption)
 
@@ -167,15 +182,18 @@ def _summary(runs: list[dict]) -> tuple[Table, dict[str, np.ndarray]]:
     return Table("Summary over games", cols, rows), per_agent
 
 
-def _ablation_table(per_agent: dict[str, np.ndarray]) -> Table:
+def _ablation_table(per_agent: dict[str, np.ndarray], runs: list[dict]) -> Table:
     rows = []
     for name in ("glow", *ABLATIONS):
         label = _run_label(name)
         if label in per_agent:
-            rows.append([label, _mean_sd(per_agent[label].tolist()), PAPER_ZORK1[name]])
+            mine = [r for r in runs if r["agent"] == label]
+            rows.append(
+                [label, _mean_sd(per_agent[label].tolist()), _steps_to_max_cell(mine), PAPER_ZORK1[name]]
+            )
     return Table(
         "GLoW ablations (normalised max score, mean over games)",
-        ["variant", "normalised max score here", "paper: Zork1 max score"],
+        ["variant", "normalised max score here", "env steps to the game max", "paper: Zork1 max score"],
         rows,
         caption="the paper's column is its Zork1 score with GPT-4.1-mini, not measured here",
     )
@@ -255,7 +273,7 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
         ctx.log(f"{validity.title}\n{markdown_table(validity.columns, validity.rows)}")
         tables.append(validity)
     if cfg.ablations:
-        tables.append(_ablation_table(per_agent))
+        tables.append(_ablation_table(per_agent, runs))
     figures = [score_curves(runs, ctx.out_dir / "curves.png")]
     notes = []
     excerpts = (

@@ -32,3 +32,15 @@ def test_reads_and_names_each_problem(tmp_path) -> None:
     (tmp_path / "latin.json").write_bytes(b'{"a": "\xe9"}')
     with pytest.raises(UserError, match="not UTF-8"):
         read_json(tmp_path / "latin.json")
+
+
+def test_a_run_log_drops_only_a_torn_last_line(tmp_path) -> None:
+    from iclr26.core.jsonfile import read_log
+
+    log = tmp_path / "runs.jsonl"
+    assert read_log(log) == []
+    log.write_text('{"a": 1}\n{"a": 2}\n{"a": 3, "b"')  # interrupted while writing the third
+    assert read_log(log) == [{"a": 1}, {"a": 2}]
+    log.write_text('{"a": 1}\n{broken\n{"a": 3}\n')
+    with pytest.raises(UserError, match=r"runs\.jsonl: line 2 is not JSON"):
+        read_log(log)

@@ -49,3 +49,21 @@ def read_jsonl(path: str | Path, error: type[Exception] = UserError) -> list[tup
             except json.JSONDecodeError as e:
                 raise error(f"{path}: line {n} is not JSON ({e.msg})") from None
     return out
+
+
+def read_log(path: str | Path, error: type[Exception] = UserError) -> list[Any]:
+    """The records of an append-only JSON-lines log a run writes as it goes (`runs.jsonl`, ...): [] when
+    it does not exist yet; a last line cut off by an interruption is dropped (that record is redone);
+    a bad line before the last raises `error` naming it."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if i < len(lines) - 1:
+                raise error(f"{path}: line {i + 1} is not JSON ({e.msg}); remove it to resume") from None
+    return out

@@ -47,14 +47,16 @@ class RunContext:
         *,
         cache: bool = True,
         max_concurrency: int | None = None,
+        cache_name: str = "llm-cache.sqlite",
     ) -> Any:
         """A chat model for this run (`iclr26.core.llm.get_chat_model`) whose token and time usage
         goes into results.json (`llm_usage`: what this run spent, also on a model shared with
-        other runs). With `cache`, answers are kept in the run folder's `llm-cache.sqlite`, so a
-        resumed run never asks the same question twice."""
+        other runs). With `cache`, answers are kept in the run folder's `cache_name`, so a
+        resumed run never asks the same question twice (give conditions whose cost is compared
+        their own cache file: a hit costs no tokens)."""
         from iclr26.core.llm import get_chat_model
 
-        db = self.out_dir / "llm-cache.sqlite" if cache else None
+        db = self.out_dir / cache_name if cache else None
         model = get_chat_model(backend, path, cache=db, max_concurrency=max_concurrency)
         self.models.append((model, model.usage.total))
         return model
@@ -65,9 +67,11 @@ class RunContext:
             return None
         from iclr26.core.llm import Usage
 
-        total = Usage()
-        for model, at_start in self.models:
-            total = total + (model.usage.total - at_start)
+        total, seen = Usage(), set()
+        for model, at_start in self.models:  # wrappers of one model share its meter: count it once
+            if id(model.usage) not in seen:
+                seen.add(id(model.usage))
+                total = total + (model.usage.total - at_start)
         return total.as_dict()
 
     def close_models(self) -> None:

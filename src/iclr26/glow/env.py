@@ -387,8 +387,8 @@ class TextGame:
 
     def walkthrough(self) -> list[str]:
         """A known winning command sequence: TextWorld's `metadata.walkthrough` from the game's `.json`,
-        else Jericho's own walkthrough for the games it supports (recorded at Jericho's default seed).
-        Raises `GameError` when the game has neither."""
+        else Jericho's own walkthrough for the games it supports (it replays only at the game's own
+        seed, which Jericho uses for `seed=0`). Raises `GameError` when the game has neither."""
         logic = self.path.with_suffix(".json")
         if logic.is_file():
             import json

@@ -21,6 +21,7 @@ import numpy as np
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.jsonfile import read_log
 from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
@@ -58,7 +59,10 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
     budget = cfg.drrn_budget if agent == "drrn" else cfg.step_budget
     rng = np.random.default_rng(derive_seed(seed, agent, path.name))
     started = time.perf_counter()
-    with TextGame(path, step_budget=budget, seed=seed) as game:
+    # Jericho records its walkthroughs at the game's own seed, which FrotzEnv uses for seed 0: the
+    # oracle always plays there (TextWorld games are deterministic, so any seed would do for them)
+    game_seed = 0 if agent == "oracle" else seed
+    with TextGame(path, step_budget=budget, seed=game_seed) as game:
         game.require_scored()
         if agent == "oracle":
             result = oracle_agent(game, budget)
@@ -98,12 +102,6 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
     if transcript and agent == "glow":
         row["transcript"] = transcript
     return row
-
-
-def _load_done(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _mean_sd(values: Sequence[float]) -> str:
@@ -251,7 +249,7 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
     paths = _game_paths(cfg)
     plan = [(a, p, s) for p in paths for a in (*cfg.agents, *cfg.ablations) for s in range(cfg.seeds)]
     runs_file = ctx.out_dir / RUNS_FILE
-    runs = _load_done(runs_file)
+    runs = read_log(runs_file)
     done = {(r["agent"], r["game"], r["seed"]) for r in runs}
     todo = [(a, p, s) for a, p, s in plan if (_run_label(a), p.stem, s) not in done]
     needs_llm = any(a in LLM_AGENTS or a in ABLATIONS for a, _, _ in todo)

@@ -69,7 +69,7 @@ class SciRefineConfig:
     )
     """the explicit-RAG baseline's loop (steps and tool calls per reasoning call)"""
     refine: RefineConfig = field(default_factory=RefineConfig)
-    """proposers, corrector, QAIR rounds (its hsr and qair switches are set per row)"""
+    """proposers, corrector, QAIR rounds (its hsr and qair switches are ignored: each row sets them)"""
 
     def __post_init__(self) -> None:
         if not self.rows:
@@ -88,3 +88,8 @@ class SciRefineConfig:
         check_int("max_tokens", self.max_tokens, 1)
         check_interval("temperature", self.temperature, 0.0, 2.0)
         check_in("judge", self.judge, JUDGES)
+        if {"hsr", "qair"} & set(self.rows) and self.refine.proposers < 2:
+            raise ConfigError(
+                "refine.proposers must be at least 2 when rows include hsr or qair "
+                "(HSR repairs an anchor with the other candidates)"
+            )

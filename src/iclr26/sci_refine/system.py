@@ -14,7 +14,6 @@ import dataclasses
 import json
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,9 @@ import numpy as np
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.intervals import bootstrap_interval
+from iclr26.core.jsonfile import read_log
 from iclr26.core.llm.base import ChatModel
+from iclr26.core.llm.cache import CachedChatModel
 from iclr26.core.llm.usage import Usage
 from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
@@ -96,20 +97,28 @@ class CorpusSearch:
         if self.filter is None or not hits:
             return [h.passage for h in hits]
         before = self.model.usage.total
-        kept = self.filter(query, hits).kept
-        self.usage = self.usage + (self.model.usage.total - before)
+        try:
+            kept = self.filter(query, hits).kept
+        finally:  # a failed filter call still spent tokens
+            self.usage = self.usage + (self.model.usage.total - before)
         return [h.passage for h in kept]
 
 
 def _solver(row: str, model: ChatModel, search: CorpusSearch, cfg: SciRefineConfig) -> Solver:
-    """The reasoning call of `row`: plain, with the search tool, or watched by the Monitor stack."""
+    """The reasoning call of `row`: plain, with the search tool, or watched by the Monitor stack.
+
+    The Monitor rows stream the main model uncached: a cached stream replays as one delta, which
+    would move the Monitor's checks; the seeded stream regenerates the same text on a resume, and
+    the Monitor, Querier and Injector calls come from the cache."""
     if row == "baseline":
         return plain_solver(model, cfg.max_tokens, cfg.temperature)
     if row == "explicit_rag":
         explicit = dataclasses.replace(cfg.explicit, max_tokens=cfg.max_tokens, temperature=cfg.temperature)
         return explicit_solver(ExplicitRAG(model, search, explicit))
     monitor = dataclasses.replace(cfg.monitor, mode=MONITOR_MODES[row])
-    return implicit_solver(ImplicitRAG(model, search, monitor), cfg.max_tokens, cfg.temperature)
+    live = model.model if isinstance(model, CachedChatModel) else model  # the wrapped model: same meter
+    rag = ImplicitRAG(live, search, monitor, monitor_model=model)
+    return implicit_solver(rag, cfg.max_tokens, cfg.temperature)
 
 
 def _refiner(row: str, model: ChatModel, solver: Solver, cfg: SciRefineConfig) -> Refiner:
@@ -163,12 +172,6 @@ def _answer(
     if injection is not None:
         record["first_injection"] = injection
     return record
-
-
-def _load_done(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _accuracy(rows: list[dict]) -> float:
@@ -225,8 +228,9 @@ def _paired_margin(answers: list[dict], a: str, b: str, seed: int) -> tuple[floa
     ids = [i for (row, i) in by_id if row == a and (b, i) in by_id]
     x = np.array([by_id[(a, i)]["correct"] for i in ids], dtype=float)
     y = np.array([by_id[(b, i)]["correct"] for i in ids], dtype=float)
-    if len(ids) < 2:
-        return 100 * float(x.mean()), 100 * float(y.mean()), 0.0
+    if len(ids) < 2:  # no interval from fewer than two questions
+        nan = float("nan")
+        return (100 * float(x.mean()) if ids else nan), (100 * float(y.mean()) if ids else nan), nan
     lo, hi = bootstrap_interval(lambda u, v: 100 * float(u.mean() - v.mean()), [x, y], seed=seed)
     return 100 * float(x.mean()), 100 * float(y.mean()), (hi - lo) / 2
 
@@ -247,27 +251,38 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
     """Build (or load) the questions and corpus, run every row on every question, tabulate, draw."""
     questions, passages = _questions(cfg, ctx)
     answers_file = ctx.out_dir / ANSWERS_FILE
-    answers = _load_done(answers_file)
+    answers = read_log(answers_file)
     done = {(a["row"], a["id"]) for a in answers}
     todo = [(row, q) for row in cfg.rows for q in questions if (row, q.id) not in done]
     notes = []
     if todo:
-        model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
         started = time.perf_counter()
         retriever = Retriever(passages, cfg.retrieval)
         built_s = time.perf_counter() - started
         notes.append(f"index: {len(passages)} passages, {cfg.retrieval.mode}, built in {built_s:.1f} s")
-        passage_filter = PassageFilter(model, cfg.passage_filter) if cfg.filter_passages else None
-        search = CorpusSearch(retriever, passage_filter, model)
-        refiners = {row: _refiner(row, model, _solver(row, model, search, cfg), cfg) for row in cfg.rows}
+        # one cache per row: rows repeat each other's requests (same prompts and seeds), and a hit
+        # costs no tokens, so a shared cache would make later rows look cheaper than they are
+        models = {
+            row: ctx.chat_model(cfg.llm, cfg.llm_path or None, cache_name=f"llm-cache-{row}.sqlite")
+            for row in dict.fromkeys(r for r, _ in todo)
+        }
+        searches = {
+            row: CorpusSearch(
+                retriever, PassageFilter(m, cfg.passage_filter) if cfg.filter_passages else None, m
+            )
+            for row, m in models.items()
+        }
+        refiners = {
+            row: _refiner(row, m, _solver(row, m, searches[row], cfg), cfg) for row, m in models.items()
+        }
         with ctx.progress("answers", len(todo)) as advance, answers_file.open("a") as out:
             for row, q in todo:
-                record = _answer(row, q, refiners[row], search, cfg, model)
+                record = _answer(row, q, refiners[row], searches[row], cfg, models[row])
                 out.write(json.dumps(record) + "\n")
                 out.flush()
                 answers.append(record)
                 advance(1)
-        notes.append(f"LLM calls through core.llm ({cfg.llm}: {model.name})")
+        notes.append(f"LLM calls through core.llm ({cfg.llm}: {next(iter(models.values())).name})")
     buildup = _buildup_table(answers, cfg.rows)
     ctx.log(f"{buildup.title}\n{markdown_table(buildup.columns, buildup.rows)}")
     tables = [buildup, _grader_check(questions)]
@@ -277,8 +292,10 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
         (ctx.out_dir / "transcript.md").write_text(transcript)
         notes.append("transcript.md: a reasoning stream with its injected passage marked")
     claim = None
+    ours, base, margin = float("nan"), float("nan"), float("nan")
     if "qair" in cfg.rows and "explicit_rag" in cfg.rows:
         ours, base, margin = _paired_margin(answers, "qair", "explicit_rag", cfg.seed)
+    if not np.isnan(margin):
         claim = ClaimCheck(
             "accuracy % (Monitor stack + HSR + QAIR vs explicit RAG, same questions)",
             "qair",

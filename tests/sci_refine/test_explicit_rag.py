@@ -14,6 +14,7 @@ from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.explicit_rag import (
+    SEARCH_LEAD,
     ExplicitRAG,
     ExplicitRAGConfig,
     find_search_call,
@@ -187,3 +188,29 @@ def test_bad_input_is_named():
         ExplicitRAG(model, None)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="monitor= must wrap the same main model"):
         ExplicitRAG(model, Recorder(), monitor=ImplicitRAG(ScriptedModel(), Recorder()))
+
+
+# ---- search_first: the authors' mandatory first search -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written", ["electron mass\nand then the model rambles on", "electron mass\n```\nmore"]
+)
+def test_search_first_opens_the_first_turn_and_the_query_line_is_the_search(written):
+    def main(messages: Sequence[Any], prefix: str | None) -> str:
+        return written if prefix == SEARCH_LEAD else "Answer: 9.109e-31 kg"
+
+    model = ScriptedModel(main)
+    search = Recorder()
+    got = ExplicitRAG(model, search, ExplicitRAGConfig(search_first=True)).run(QUESTION)
+    assert model.streams[0]["prefix"] == SEARCH_LEAD and model.streams[1]["prefix"] is None
+    assert model.streams[0]["stream"].stopped  # cut after the query line
+    assert got.turns == ["```search\nelectron mass\n```", "Answer: 9.109e-31 kg"]
+    assert search.queries == ["electron mass"] and got.stopped_by == "answered"
+
+
+def test_search_first_with_no_query_line_is_an_unclosed_block():
+    model = ScriptedModel(lambda m, p: "electron mass with no newline")
+    got = ExplicitRAG(model, Recorder(), ExplicitRAGConfig(search_first=True, max_steps=1)).run(QUESTION)
+    assert got.turns == ["```search\nelectron mass with no newline"]
+    assert [c.error for c in got.tool_calls] == ["the search block was never closed"]

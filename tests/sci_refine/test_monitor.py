@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
-from iclr26.core.llm.base import Completion, TextStream
+from iclr26.core.llm.base import Completion, TextStream, TokenLogprob
 from iclr26.core.llm.usage import UsageMeter
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.monitor import (
@@ -24,6 +25,7 @@ from iclr26.sci_refine.monitor import (
     join_injection,
     parse_query,
     parse_yes_no,
+    yes_probability,
 )
 from iclr26.sci_refine.question import Passage
 
@@ -171,6 +173,8 @@ def test_window_and_overlap_are_configurable():
         ({"mode": "all"}, "mode must be one of monitor, querier, injector"),
         ({"max_injections": -1}, "max_injections must be an int >= 0"),
         ({"injector_max_tokens": 0}, "injector_max_tokens must be a positive int"),
+        ({"yes_threshold": 1.0}, r"yes_threshold must be in \[0, 1\)"),
+        ({"yes_threshold": -0.1}, r"yes_threshold must be in \[0, 1\)"),
     ],
 )
 def test_bad_config_is_named(kwargs, match):
@@ -450,3 +454,54 @@ def test_stop_at_a_character_offset_and_resume_on_the_real_server():
     spent = real.usage.total - before
     assert counts(got.roles["main"].usage) == counts(spent) and spent.calls == 2
     assert spent.completion_tokens == s0.completion_tokens + s1.completion_tokens
+
+
+# ---- the Monitor's verdict from log-probs (monitor.yes_threshold) -------------------------------------
+
+
+def test_yes_probability_sums_spellings_and_normalises_over_yes_and_no():
+    top = [(" no", math.log(0.5)), (" yes", math.log(0.2)), (" Yes", math.log(0.1)), ("\n", math.log(0.1))]
+    assert yes_probability(top) == pytest.approx(0.3 / 0.8)
+    assert yes_probability([(" NO", 0.0)]) == 0.0
+    assert yes_probability([(" maybe", 0.0), ("\n", -1.0)]) is None
+
+
+class LogprobModel(ScriptedModel):
+    """The scripted model, whose Monitor replies carry first-token log-probs (not an LLM)."""
+
+    supports_logprobs = True
+
+    def __init__(self, main, p_yes: float) -> None:
+        super().__init__(main, helper(monitor=" no"))
+        self.p_yes = p_yes
+
+    def chat(self, messages, **kw) -> list[Completion]:
+        (c,) = super().chat(messages, **kw)
+        if role_of(messages) != "monitor" or not kw.get("logprobs"):
+            return [c]
+        top = ((" no", math.log(1 - self.p_yes)), (" yes", math.log(self.p_yes)))
+        return [Completion(c.text, "stop", (TokenLogprob(" no", top[0][1], top),))]
+
+
+@pytest.mark.parametrize(("threshold", "injected"), [(0.3, True), (0.5, False)])
+def test_a_log_prob_verdict_is_yes_at_the_threshold_even_when_the_model_writes_no(threshold, injected):
+    model = LogprobModel(resuming(WORDS[:600]), p_yes=0.4)
+    cfg = MonitorConfig(mode="querier", yes_threshold=threshold)
+    got = ImplicitRAG(model, Recorder(), cfg).step(Q, max_tokens=2000)
+    first = got.monitor_calls[0]
+    assert first.reply == " no" and first.p_yes == pytest.approx(0.4)
+    assert first.verdict is injected and bool(got.injections) is injected
+    monitor_calls = [c for c in model.chats if role_of(c["messages"]) == "monitor"]
+    assert monitor_calls[0]["max_tokens"] == 1  # only the first token is read
+
+
+def test_the_written_verdict_ignores_log_probs_at_threshold_zero():
+    model = LogprobModel(resuming(WORDS[:600]), p_yes=0.99)
+    got = ImplicitRAG(model, Recorder(), MonitorConfig()).step(Q, max_tokens=2000)
+    assert got.monitor_calls[0].verdict is False and got.monitor_calls[0].p_yes is None and not got.injections
+
+
+def test_a_log_prob_verdict_needs_a_backend_with_log_probs():
+    model = ScriptedModel(resuming(WORDS[:600]), helper())
+    with pytest.raises(UserError, match=r"yes_threshold=0\.25 reads log-probs"):
+        ImplicitRAG(model, Recorder(), MonitorConfig(yes_threshold=0.25)).step(Q, max_tokens=2000)

@@ -27,6 +27,10 @@ def test_smoke_runs_every_row_and_resumes(tmp_path) -> None:
         assert a["tokens"] > 0 and a["calls"] >= 1 and a["steps"] >= 1
         if a["row"] == "baseline":
             assert a["retrieval_calls"] == 0 and a["injections"] == 0
+        # evidence is named only for questions that need retrieval; a row that never searched finds none
+        assert (a["evidence_found"] is None) is (a["needs_retrieval"] is False)
+        if a["retrieval_calls"] == 0 and a["needs_retrieval"]:
+            assert a["evidence_found"] is False
     buildup, grader = record.report.tables[:2]
     assert [r[0] for r in buildup.rows] == ["baseline", "explicit_rag", "injector"]
     assert [r[1] for r in grader.rows] == [100.0, 0.0]

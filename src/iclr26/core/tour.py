@@ -32,7 +32,8 @@ from iclr26.core.records import RunRecord, format_cell, load_record, markdown_ta
 from iclr26.core.system import System
 
 DEMO_TIMES = Path(__file__).resolve().parents[1] / "demo_times.json"
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ICLR26_LLM_THREADS")
+"""thread counts set to each job's share of the cores (the last: the embedded LLM's llama.cpp threads)"""
 
 
 def expected_times() -> dict[str, float]:

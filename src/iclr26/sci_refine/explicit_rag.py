@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
@@ -44,6 +45,9 @@ from iclr26.sci_refine.monitor import (
     roles_total,
 )
 from iclr26.sci_refine.question import Passage
+
+SEARCH_LEAD = "```search\n"
+"""the prefill of the first turn under `search_first`: the model writes the query and closes the fence"""
 
 OPEN_FENCE = re.compile(r"```search(?![\w-])")
 """the opening fence of a search block ("```search", not "```searching")"""
@@ -109,6 +113,10 @@ class ExplicitRAGConfig:
     """sampling temperature of the main model"""
     system_prompt: str = prompts.EXPLICIT_SYSTEM
     """system message that explains the search tool (prompts.EXPLICIT_SYSTEM)"""
+    search_first: bool = False
+    """open the first turn with a search block (the assistant text is prefilled with SEARCH_LEAD, the
+    model writes one query line, the block is closed for it): the authors' prompt makes a local search
+    the mandatory first action"""
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "max_tokens", "max_passages", "passage_chars"):
@@ -214,18 +222,22 @@ class ExplicitRAG:
             if step == cfg.max_steps - 1 and step > 0:
                 res.messages.append({"role": "user", "content": prompts.FINAL_NUDGE})
                 _merge_user(res.messages)
+            lead = SEARCH_LEAD if cfg.search_first and step == 0 else ""
             got = self.monitor.step(
                 res.messages,
+                prefix=lead or None,
                 max_tokens=cfg.max_tokens,
                 temperature=cfg.temperature,
                 seed=seed,
-                stop_when=search_call_end,
+                stop_when=_after(lead),
             )
             for role, tally in got.roles.items():
                 res.roles[role].add(tally.usage, tally.calls)
             if self.monitored:
                 res.monitored.append(got)
-            text = got.text
+            text = lead + got.text
+            if lead and got.stopped_by == "stop_when" and find_search_call(text) is None:
+                text = text.rstrip() + "\n```"  # the query line is written: close the block
             res.turns.append(text)
             res.messages.append({"role": "assistant", "content": text})
             if got.stopped_by in ("error", "server_ended"):
@@ -266,6 +278,23 @@ class ExplicitRAG:
         res.tool_calls.append(ToolCall(step, call.query, tuple(p.id for p in passages)))
         shown = format_passages(passages, cfg.passage_chars) if passages else prompts.NO_RESULTS
         return prompts.OBSERVATION.format(query=call.query, passages=shown)
+
+
+def _after(lead: str) -> Callable[[str], int | None]:
+    """`search_call_end`, or for a step that continues the prefilled `lead` (an open search block):
+    the end of its first non-empty line (the query), or of the block if the model closes it there."""
+    if not lead:
+        return search_call_end
+
+    def stop_when(text: str) -> int | None:
+        end = search_call_end(lead + text)
+        if end is not None:
+            return max(0, end - len(lead))
+        first = text.lstrip("\n")
+        newline = first.find("\n")
+        return None if newline <= 0 else len(text) - len(first) + newline
+
+    return stop_when
 
 
 def _merge_user(messages: list[Message]) -> None:

@@ -1,5 +1,6 @@
-"""The build-up figure of sci_refine (Eigen-1, arXiv 2509.21193): accuracy per row as bars, tokens per
-question as a line on a second axis, the paper's accuracy as hollow markers."""
+"""The build-up figure of sci_refine (Eigen-1, arXiv 2509.21193): accuracy per row as bars (and, beside
+them, how often a gold passage was retrieved), tokens per question as a line on a second axis, the
+paper's accuracy as hollow markers."""
 
 from __future__ import annotations
 
@@ -17,9 +18,17 @@ def buildup_figure(table: Table, path: Path) -> str:
     acc = [r[cols.index("accuracy %")] for r in table.rows]
     tokens = [r[cols.index("tokens / question")] for r in table.rows]
     paper = [r[cols.index("paper accuracy %")] for r in table.rows]
+    found = [r[cols.index("evidence found %")] for r in table.rows]
     fig, ax = plt.subplots(figsize=(1.2 * len(rows) + 3, 4.2))
     x = list(range(len(rows)))
-    ax.bar(x, acc, color="#4c72b0", label="accuracy here")
+    ax.bar([i - 0.2 for i in x], acc, width=0.4, color="#4c72b0", label="accuracy here")
+    ax.bar(
+        [i + 0.2 for i in x],
+        [f if isinstance(f, int | float) else 0 for f in found],
+        width=0.4,
+        color="#55a868",
+        label="gold passage retrieved (needs-retrieval questions)",
+    )
     ax.scatter(
         x, paper, facecolors="none", edgecolors="black", zorder=3, label="paper accuracy (HLE Bio/Chem)"
     )

@@ -29,6 +29,7 @@ resumption after an injection.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
-from iclr26.core.llm.base import ChatModel, LLMError, Message, TextStream
+from iclr26.core.llm.base import ChatModel, Completion, LLMError, Message, TextStream
 from iclr26.core.llm.usage import Usage, UsageMeter
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.question import Passage
@@ -69,6 +70,10 @@ class MonitorConfig:
     """each passage is cut to this many characters before use"""
     monitor_max_tokens: int = 3
     """tokens of the Monitor's yes/no reply"""
+    yes_threshold: float = 0.0
+    """0: the Monitor's verdict is the word it writes (the paper's); in (0, 1): yes when
+    P(yes) / (P(yes) + P(no)) of its first reply token reaches this (a small model that always writes
+    "no" still ranks windows; needs a backend with log-probs)"""
     querier_max_tokens: int = 24
     """tokens of the Querier's query"""
     injector_max_tokens: int = 80
@@ -85,6 +90,10 @@ class MonitorConfig:
             )
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if not 0.0 <= self.yes_threshold < 1.0:
+            raise ConfigError(
+                f"yes_threshold must be in [0, 1) (0: the written verdict), got {self.yes_threshold!r}"
+            )
         for name in ("max_injections",):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be an int >= 0, got {getattr(self, name)!r}")
@@ -203,6 +212,18 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
+def yes_probability(top: Sequence[tuple[str, float]]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) over a token's top alternatives (yes/no in any case and spacing);
+    None when neither word is among them."""
+    p = {"yes": 0.0, "no": 0.0}
+    for token, logprob in top:
+        word = token.strip().lower()
+        if word in p:
+            p[word] += math.exp(logprob)
+    total = p["yes"] + p["no"]
+    return p["yes"] / total if total > 0 else None
+
+
 def parse_query(text: str, max_chars: int = 160) -> str:
     """The Querier's query: its first non-empty line without labels, quotes or trailing punctuation."""
     for line in text.splitlines():
@@ -245,6 +266,8 @@ class MonitorCall:
     """yes / no; None when the reply had neither (counted as no)"""
     reply: str
     """the Monitor's raw reply"""
+    p_yes: float | None = None
+    """P(yes) / (P(yes) + P(no)) of the first reply token, when the verdict was read from log-probs"""
 
 
 @dataclass(frozen=True)
@@ -472,8 +495,8 @@ class ImplicitRAG:
     def _check(self, text: str, end: int, window: str, res: ImplicitRAGResult) -> str | None:
         """Run the stack at offset `end`; the augmented text `text[:end] + injection`, or None."""
         cfg = self.config
-        verdict, reply = self.ask_monitor(window, res)
-        res.monitor_calls.append(MonitorCall(end, verdict, reply))
+        verdict, reply, p_yes = self.ask_monitor(window, res)
+        res.monitor_calls.append(MonitorCall(end, verdict, reply, p_yes))
         if verdict is None:
             res.unparsed_monitor += 1
         if not verdict:
@@ -501,16 +524,37 @@ class ImplicitRAG:
         )
         return augmented
 
-    def ask_monitor(self, window: str, res: ImplicitRAGResult) -> tuple[bool | None, str]:
-        """The Monitor's verdict on `window` and its raw reply (a failed call counts as no)."""
+    def ask_monitor(self, window: str, res: ImplicitRAGResult) -> tuple[bool | None, str, float | None]:
+        """The Monitor's verdict on `window`, its raw reply, and P(yes) when `yes_threshold` > 0 (the
+        verdict is then P(yes) >= yes_threshold); a failed call counts as no."""
+        cfg = self.config
         msgs: list[Message] = [
             {"role": "system", "content": prompts.MONITOR_SYSTEM},
             {"role": "user", "content": prompts.MONITOR_USER.format(window=window)},
         ]
-        reply = self._chat(
-            "monitor", self.monitor_model, msgs, prompts.MONITOR_PREFIX, self.config.monitor_max_tokens, res
+        if cfg.yes_threshold <= 0:
+            out = self._chat(
+                "monitor", self.monitor_model, msgs, prompts.MONITOR_PREFIX, cfg.monitor_max_tokens, res
+            )
+            return (parse_yes_no(out.text) if out is not None else None), out.text if out else "", None
+        if not self.monitor_model.supports_logprobs:
+            raise UserError(
+                f"monitor.yes_threshold={cfg.yes_threshold} reads log-probs, which {self.monitor_model.name} "
+                "does not give; set monitor.yes_threshold=0"
+            )
+        out = self._chat(
+            "monitor",
+            self.monitor_model,
+            msgs,
+            prompts.MONITOR_PREFIX,
+            1,
+            res,
+            logprobs=True,
+            top_logprobs=10,
         )
-        return (parse_yes_no(reply) if reply is not None else None), reply or ""
+        p_yes = yes_probability(out.logprobs[0].top) if out is not None and out.logprobs else None
+        verdict = None if p_yes is None else p_yes >= cfg.yes_threshold
+        return verdict, out.text if out else "", p_yes
 
     def ask_querier(self, window: str, res: ImplicitRAGResult) -> str:
         """The Querier's one search query for `window` ('' when it wrote none)."""
@@ -518,10 +562,10 @@ class ImplicitRAG:
             {"role": "system", "content": prompts.QUERIER_SYSTEM},
             {"role": "user", "content": prompts.QUERIER_USER.format(window=window)},
         ]
-        reply = self._chat(
+        out = self._chat(
             "querier", self.querier_model, msgs, prompts.QUERIER_PREFIX, self.config.querier_max_tokens, res
         )
-        return parse_query(reply or "", self.config.query_chars)
+        return parse_query(out.text if out else "", self.config.query_chars)
 
     def ask_injector(
         self, head: str, window: str, query: str, passages: Sequence[Passage], res: ImplicitRAGResult
@@ -541,10 +585,10 @@ class ImplicitRAG:
                 ),
             },
         ]
-        reply = self._chat(
+        out = self._chat(
             "injector", self.injector_model, msgs, seam, cfg.injector_max_tokens, res, stop=["\n\n"]
         )
-        body, failed = _clean_injection(reply or ""), ""
+        body, failed = _clean_injection(out.text if out else ""), ""
         if not body.strip():
             # the Injector wrote nothing usable: state the first passage itself after the lead-in
             body, failed = (
@@ -582,18 +626,28 @@ class ImplicitRAG:
         max_tokens: int,
         res: ImplicitRAGResult,
         stop: Sequence[str] | None = None,
-    ) -> str | None:
-        """One greedy helper call in `role`; its text, or None when the call failed (recorded)."""
+        logprobs: bool = False,
+        top_logprobs: int = 0,
+    ) -> Completion | None:
+        """One greedy helper call in `role`; its completion, or None when the call failed (recorded)."""
         meter = _Meter(model, res.roles[role])
         try:
             out = meter.call(
-                model.chat, msgs, max_tokens=max_tokens, temperature=0.0, prefix=prefix, stop=stop, calls=1
+                model.chat,
+                msgs,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                prefix=prefix,
+                stop=stop,
+                logprobs=logprobs,
+                top_logprobs=top_logprobs,
+                calls=1,
             )
         except LLMError as e:
             res.error = f"{role} call failed: {e}"
             return None
         assert isinstance(out, list)
-        return out[0].text if out else ""
+        return out[0] if out else Completion("")
 
 
 def _deltas(stream: TextStream, meter: _Meter) -> Iterator[str]:

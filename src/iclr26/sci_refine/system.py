@@ -20,6 +20,7 @@ import numpy as np
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.config import with_changes
 from iclr26.core.intervals import bootstrap_interval
 from iclr26.core.jsonfile import read_log
 from iclr26.core.llm.base import ChatModel
@@ -90,18 +91,22 @@ class CorpusSearch:
         self.retriever, self.filter, self.model = retriever, passage_filter, model
         self.calls = 0
         self.usage = Usage()
+        self.found: list[str] = []
+        """ids of every passage handed back, in order (to check retrieval against a question's evidence)"""
 
     def __call__(self, query: str) -> list[Passage]:
         self.calls += 1
         hits = self.retriever.search(query)
         if self.filter is None or not hits:
-            return [h.passage for h in hits]
-        before = self.model.usage.total
-        try:
-            kept = self.filter(query, hits).kept
-        finally:  # a failed filter call still spent tokens
-            self.usage = self.usage + (self.model.usage.total - before)
-        return [h.passage for h in kept]
+            kept = [h.passage for h in hits]
+        else:
+            before = self.model.usage.total
+            try:
+                kept = [h.passage for h in self.filter(query, hits).kept]
+            finally:  # a failed filter call still spent tokens
+                self.usage = self.usage + (self.model.usage.total - before)
+        self.found.extend(p.id for p in kept)
+        return kept
 
 
 def _solver(row: str, model: ChatModel, search: CorpusSearch, cfg: SciRefineConfig) -> Solver:
@@ -146,7 +151,7 @@ def _answer(
 ) -> dict:
     """One question through one row's pipeline, graded; a JSON-able record."""
     started = time.perf_counter()
-    search_calls, search_usage = search.calls, search.usage
+    search_calls, search_usage, found = search.calls, search.usage, len(search.found)
     res = refiner.run(q.query, seed=derive_seed(cfg.seed, q.id) % 1_000_000)
     g = grade(q, res.final, model if cfg.judge == "llm" else None)
     usage = res.usage + (search.usage - search_usage)
@@ -165,6 +170,8 @@ def _answer(
         "steps": int(res.steps),
         "retrieval_calls": int(search.calls - search_calls),
         "injections": int(sum(a.injections for _, a in res.attempts)),
+        # a gold passage among those retrieved for this question (None: the question names no evidence)
+        "evidence_found": bool(set(search.found[found:]) & set(q.evidence)) if q.evidence else None,
         "selector_fallback": bool(res.selector_fallback),
         "seconds": round(time.perf_counter() - started, 2),
     }
@@ -172,6 +179,12 @@ def _answer(
     if injection is not None:
         record["first_injection"] = injection
     return record
+
+
+def _evidence_rate(rows: list[dict]) -> float | str:
+    """% of the answers to questions that name evidence where a gold passage was retrieved ('' if none)."""
+    named = [a.get("evidence_found") for a in rows if a.get("evidence_found") is not None]
+    return round(100.0 * float(np.mean(named)), 1) if named else ""
 
 
 def _accuracy(rows: list[dict]) -> float:
@@ -195,13 +208,15 @@ def _buildup_table(answers: list[dict], rows: Sequence[str]) -> Table:
                 round(float(np.mean([a["tokens"] for a in mine]))),
                 round(float(np.mean([a["steps"] for a in mine])), 1),
                 round(float(np.mean([a["retrieval_calls"] for a in mine])), 2),
+                _evidence_rate(mine),
                 round(float(np.mean([a["seconds"] for a in mine])), 1),
                 paper[0],
                 "" if paper[1] is None else paper[1],
             ]
         )
     cols = ["row", "questions", "accuracy %", "needs retrieval %", "reasoning only %", "tokens / question"]
-    cols += ["steps / question", "retrievals / question", "seconds / question", "paper accuracy %"]
+    cols += ["steps / question", "retrievals / question", "evidence found %", "seconds / question"]
+    cols += ["paper accuracy %"]
     cols += ["paper tokens (K)"]
     caption = (
         "every row answers the same questions with the same model and seeds; the paper's columns are its "
@@ -253,7 +268,8 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
     answers_file = ctx.out_dir / ANSWERS_FILE
     answers = read_log(answers_file)
     done = {(a["row"], a["id"]) for a in answers}
-    todo = [(row, q) for row in cfg.rows for q in questions if (row, q.id) not in done]
+    # question-major: a run stopped early (or sized by time) has every row on the same questions
+    todo = [(row, q) for q in questions for row in cfg.rows if (row, q.id) not in done]
     notes = []
     if todo:
         started = time.perf_counter()
@@ -314,16 +330,36 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
     return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
 
 
-_SMALL = {"refine.proposers": 2, "refine.eval_max_tokens": 48, "refine.select_max_tokens": 24}
+# SmolLM2 on 2 cores: the Monitor decides by log-prob (SmolLM2 writes "no" to every window; its
+# P(yes) / (P(yes) + P(no)) spans about 0.2-0.35), the explicit row's first turn opens a search block
+# (the authors' mandatory first search), no passage filter (k model calls per search), short calls
+_SMOLLM2 = {
+    "monitor.yes_threshold": 0.25,
+    "filter_passages": False,
+}
 PRESETS = preset_table(
-    bench=SciRefineConfig(),
-    # seconds: two questions, three rows, one short proposal each (no corrector), BM25, no filter
+    # the README's build-up: 12 built-here questions (6 per split), every row, 3 proposers
+    bench=with_changes(
+        SciRefineConfig(),
+        {
+            **_SMOLLM2,
+            "n_questions": 12,
+            "max_tokens": 128,
+            "monitor.window": 256,
+            "monitor.overlap": 64,
+            "explicit.max_steps": 3,
+            "explicit.max_tool_calls": 2,
+            "refine.proposers": 3,
+            "refine.eval_max_tokens": 48,
+            "refine.select_max_tokens": 32,
+        },
+    ),
+    # seconds: two questions, three rows, one short proposal each (no corrector), BM25
     smoke={
         "rows": ("baseline", "explicit_rag", "injector"),
         "n_questions": 2,
         "n_distractors": 50,
         "max_tokens": 32,
-        "filter_passages": False,
         "retrieval.mode": "bm25",
         "monitor.window": 64,
         "monitor.overlap": 16,
@@ -332,18 +368,35 @@ PRESETS = preset_table(
         "refine.corrector": False,
         "refine.hsr": False,
     },
-    # the tour: every row on 2 questions (one per split) with SmolLM2, 2 proposers, short calls
+    # the tour: every row on 2 questions (one per split), 2 proposers, no corrector, short calls, BM25
     demo={
         "n_questions": 2,
         "n_distractors": 200,
-        "max_tokens": 64,
+        "max_tokens": 48,
         "retrieval.mode": "bm25",
-        "monitor.window": 128,
-        "monitor.overlap": 32,
+        "monitor.window": 96,
+        "monitor.overlap": 24,
         "explicit.max_steps": 2,
-        **_SMALL,
+        "refine.proposers": 2,
+        "refine.corrector": False,
+        "refine.eval_max_tokens": 32,
+        "refine.select_max_tokens": 16,
     },
-    # the paper's protocol: a server model, 5 proposers, 150 steps (pass the authors' HLE file as data=)
-    paper={"llm": "http", "max_tokens": 8192, "explicit.max_steps": 150, "n_questions": 200},
+    # the paper's protocol: a server model, 5 proposers, 150 steps, the written Monitor verdict, the
+    # passage filter (pass the authors' HLE file as data=)
+    paper={
+        "llm": "http",
+        "n_questions": 200,
+        "max_tokens": 8192,
+        "filter_passages": True,
+        "monitor.window": 512,
+        "monitor.overlap": 128,
+        "monitor.yes_threshold": 0.0,
+        "explicit.max_steps": 150,
+        "explicit.max_tool_calls": 20,
+        "refine.proposers": 5,
+        "refine.eval_max_tokens": 160,
+        "refine.select_max_tokens": 256,
+    },
 )
 SYSTEM = implemented_system("sci_refine", presets=PRESETS, run=run)

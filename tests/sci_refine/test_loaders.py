@@ -202,3 +202,12 @@ def test_record_level_errors_name_the_record(tmp_path):
     _error(L.load_supergpqa, _variant(tmp_path, SUPERGPQA, 1, answer="torque"), "'torque' is not among")
     _error(L.load_supergpqa, _variant(tmp_path, SUPERGPQA, 1, answer=""), "no gold answer")
     _error(L.load_supergpqa, _variant(tmp_path, SUPERGPQA, 0, options="23"), "'options' should be a list")
+
+
+def test_a_duplicated_question_id_is_named(tmp_path):
+    path = _write(tmp_path, "dup.json", [AUTHORS[0], {**AUTHORS[1], "id": "q-mc"}])
+    with pytest.raises(UserError, match="record 'q-mc': duplicate id 'q-mc'"):
+        L.load_questions(path, "authors")
+    path = _write(tmp_path, "dup.jsonl", [HLE[0], HLE[0]])
+    with pytest.raises(UserError, match="duplicate id 'h1'"):
+        L.load_hle(path)

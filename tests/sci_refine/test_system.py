@@ -56,3 +56,16 @@ def test_bad_config_names_the_field() -> None:
         SciRefineConfig(retrieval_fraction=1.5)
     with pytest.raises(ConfigError, match=r"refine\.proposers"):
         SciRefineConfig(refine=RefineConfig(proposers=1, hsr=False))
+
+
+def test_a_run_folder_built_for_another_question_set_is_refused(tmp_path) -> None:
+    from iclr26.core.errors import UserError
+    from iclr26.core.system import RunContext
+    from iclr26.sci_refine import dataset
+    from iclr26.sci_refine.system import QASET_FILE, _questions
+
+    dataset.save(dataset.build(3, 1, 5), tmp_path / QASET_FILE)
+    ctx = RunContext(out_dir=tmp_path)
+    with pytest.raises(UserError, match="holds 3 questions built with seed 1, not n_questions=2, seed=1"):
+        _questions(SciRefineConfig(n_questions=2, seed=1), ctx)
+    assert len(_questions(SciRefineConfig(n_questions=3, seed=1), ctx)[0]) == 3

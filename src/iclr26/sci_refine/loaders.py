@@ -164,6 +164,14 @@ def _filtered(questions: Iterable[Question], categories: Sequence[str] | None) -
     ]
 
 
+def _unique(qid: str, seen: set[str], path: Path, i: int, rec: object) -> str:
+    """`qid`, added to `seen`; a LoaderError naming the record when it is already there."""
+    if qid in seen:
+        raise LoaderError(f"{_where(path, i, rec)}: duplicate id {qid!r} (question ids must be unique)")
+    seen.add(qid)
+    return qid
+
+
 def load_authors_json(
     path: str | Path, categories: Sequence[str] | None = None, multi_answer: bool = False
 ) -> list[Question]:
@@ -174,10 +182,7 @@ def load_authors_json(
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise LoaderError(f"{path.name}: record #{i} is a {type(rec).__name__}, not an object")
-        qid = _text(path, i, rec, "id", required=False) or f"{path.stem}-{i}"
-        if qid in seen:
-            raise LoaderError(f"{_where(path, i, rec)}: duplicate id")
-        seen.add(qid)
+        qid = _unique(_text(path, i, rec, "id", required=False) or f"{path.stem}-{i}", seen, path, i, rec)
         query = _text(path, i, rec, "query")
         if not query:
             raise LoaderError(f"{_where(path, i, rec)}: empty query")
@@ -206,14 +211,14 @@ def load_hle(path: str | Path, categories: Sequence[str] | None = None) -> list[
     image are skipped with a warning); `categories`, e.g. ("Biology/Medicine", "Chemistry") for the
     paper's HLE Bio/Chem."""
     path, records = _read_records(path)
-    out, skipped = [], 0
+    out, skipped, seen = [], 0, set()
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise LoaderError(f"{path.name}: record #{i} is a {type(rec).__name__}, not an object")
         if _text(path, i, rec, "image", required=False):
             skipped += 1
             continue
-        qid = _text(path, i, rec, "id", required=False) or f"hle-{i}"
+        qid = _unique(_text(path, i, rec, "id", required=False) or f"hle-{i}", seen, path, i, rec)
         query = _text(path, i, rec, "question")
         gt, kind = _gold(path, i, rec, "answer"), _answer_type(path, i, rec)
         choices: tuple[str, ...] = ()
@@ -248,15 +253,19 @@ def load_supergpqa(
     """SuperGPQA records as multiple-choice questions; `fields` (e.g. ("Biology",)) and `difficulty`
     (e.g. "hard", as the authors' supergpqa-hard) filter them."""
     path, records = _read_records(path)
-    out = []
+    out, seen = [], set()
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise LoaderError(f"{path.name}: record #{i} is a {type(rec).__name__}, not an object")
         where = _where(path, i, rec, "uuid")
-        qid = (
+        qid = _unique(
             _text(path, i, rec, "uuid", required=False)
             or _text(path, i, rec, "id", False)
-            or f"supergpqa-{i}"
+            or f"supergpqa-{i}",
+            seen,
+            path,
+            i,
+            rec,
         )
         question = _text(path, i, rec, "question")
         options = _options(path, i, rec)

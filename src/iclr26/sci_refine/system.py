@@ -21,6 +21,7 @@ import numpy as np
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.config import with_changes
+from iclr26.core.errors import UserError
 from iclr26.core.intervals import bootstrap_interval
 from iclr26.core.jsonfile import read_log
 from iclr26.core.llm.base import ChatModel
@@ -68,6 +69,11 @@ def _questions(cfg: SciRefineConfig, ctx: RunContext) -> tuple[list[Question], l
         path = ctx.out_dir / QASET_FILE
         if path.is_file():
             qaset = dataset.load(path)
+            if qaset.seed != cfg.seed or len(qaset.questions) != cfg.n_questions:
+                raise UserError(
+                    f"{path} holds {len(qaset.questions)} questions built with seed {qaset.seed}, not "
+                    f"n_questions={cfg.n_questions}, seed={cfg.seed}; run into a new folder (--out)"
+                )
         else:
             qaset = dataset.build(cfg.n_questions, cfg.seed, cfg.n_distractors, cfg.retrieval_fraction)
             dataset.save(qaset, path)
@@ -372,15 +378,15 @@ PRESETS = preset_table(
     demo={
         "n_questions": 2,
         "n_distractors": 200,
-        "max_tokens": 48,
+        "max_tokens": 32,
         "retrieval.mode": "bm25",
-        "monitor.window": 96,
-        "monitor.overlap": 24,
+        "monitor.window": 64,
+        "monitor.overlap": 16,
         "explicit.max_steps": 2,
         "refine.proposers": 2,
         "refine.corrector": False,
-        "refine.eval_max_tokens": 32,
-        "refine.select_max_tokens": 16,
+        "refine.eval_max_tokens": 24,
+        "refine.select_max_tokens": 12,
     },
     # the paper's protocol: a server model, 5 proposers, 150 steps, the written Monitor verdict, the
     # passage filter (pass the authors' HLE file as data=)

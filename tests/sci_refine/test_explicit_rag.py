@@ -194,7 +194,14 @@ def test_bad_input_is_named():
 
 
 @pytest.mark.parametrize(
-    "written", ["electron mass\nand then the model rambles on", "electron mass\n```\nmore"]
+    "written",
+    [
+        "electron mass\nand then the model rambles on",
+        "electron mass\n```\nmore",
+        "electron mass```\n```python\nx = 1\n```",  # closed on the query line; a later block ignored
+        "\n  \n```search\n electron mass \nmore",  # blank lines and a repeated opening fence skipped
+        "electron mass",  # the stream ends (or runs out of tokens) with no newline
+    ],
 )
 def test_search_first_opens_the_first_turn_and_the_query_line_is_the_search(written):
     def main(messages: Sequence[Any], prefix: str | None) -> str:
@@ -204,13 +211,25 @@ def test_search_first_opens_the_first_turn_and_the_query_line_is_the_search(writ
     search = Recorder()
     got = ExplicitRAG(model, search, ExplicitRAGConfig(search_first=True)).run(QUESTION)
     assert model.streams[0]["prefix"] == SEARCH_LEAD and model.streams[1]["prefix"] is None
-    assert model.streams[0]["stream"].stopped  # cut after the query line
     assert got.turns == ["```search\nelectron mass\n```", "Answer: 9.109e-31 kg"]
     assert search.queries == ["electron mass"] and got.stopped_by == "answered"
 
 
-def test_search_first_with_no_query_line_is_an_unclosed_block():
-    model = ScriptedModel(lambda m, p: "electron mass with no newline")
-    got = ExplicitRAG(model, Recorder(), ExplicitRAGConfig(search_first=True, max_steps=1)).run(QUESTION)
-    assert got.turns == ["```search\nelectron mass with no newline"]
-    assert [c.error for c in got.tool_calls] == ["the search block was never closed"]
+def test_search_first_cuts_the_stream_after_the_query_line():
+    model = ScriptedModel(lambda m, p: "electron mass\nNEVER SEEN" if p else "Answer: 1")
+    ExplicitRAG(model, Recorder(), ExplicitRAGConfig(search_first=True)).run(QUESTION)
+    assert model.streams[0]["stream"].stopped
+
+
+def test_search_first_with_an_empty_query_is_a_malformed_block_and_the_episode_goes_on():
+    model = ScriptedModel(lambda m, p: "```" if p else "Answer: 1")
+    got = ExplicitRAG(model, Recorder(), ExplicitRAGConfig(search_first=True)).run(QUESTION)
+    assert got.turns == ["```search\n\n```", "Answer: 1"]
+    assert [c.error for c in got.tool_calls] == ["the block holds no query"]
+
+
+@pytest.mark.parametrize("kwargs", [{"max_steps": 1}, {"max_tool_calls": 0}])
+def test_search_first_is_off_when_no_search_or_no_later_step_could_follow(kwargs):
+    model = ScriptedModel(lambda m, p: "Answer: 1")
+    got = ExplicitRAG(model, Recorder(), ExplicitRAGConfig(search_first=True, **kwargs)).run(QUESTION)
+    assert model.streams[0]["prefix"] is None and got.turns[0] == "Answer: 1"

@@ -66,6 +66,8 @@ def test_a_run_folder_built_for_another_question_set_is_refused(tmp_path) -> Non
 
     dataset.save(dataset.build(3, 1, 5), tmp_path / QASET_FILE)
     ctx = RunContext(out_dir=tmp_path)
-    with pytest.raises(UserError, match="holds 3 questions built with seed 1, not n_questions=2, seed=1"):
-        _questions(SciRefineConfig(n_questions=2, seed=1), ctx)
-    assert len(_questions(SciRefineConfig(n_questions=3, seed=1), ctx)[0]) == 3
+    with pytest.raises(UserError, match="holds another question set"):
+        _questions(SciRefineConfig(n_questions=2, seed=1, n_distractors=5), ctx)
+    with pytest.raises(UserError, match="n_distractors=6"):
+        _questions(SciRefineConfig(n_questions=3, seed=1, n_distractors=6), ctx)
+    assert len(_questions(SciRefineConfig(n_questions=3, seed=1, n_distractors=5), ctx)[0]) == 3

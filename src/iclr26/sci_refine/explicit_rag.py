@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
@@ -222,22 +221,23 @@ class ExplicitRAG:
             if step == cfg.max_steps - 1 and step > 0:
                 res.messages.append({"role": "user", "content": prompts.FINAL_NUDGE})
                 _merge_user(res.messages)
-            lead = SEARCH_LEAD if cfg.search_first and step == 0 else ""
+            # the forced first search needs a later step to answer in and a search left to run
+            forced = cfg.search_first and step == 0 and cfg.max_steps >= 2 and cfg.max_tool_calls > 0
+            lead = SEARCH_LEAD if forced else ""
             got = self.monitor.step(
                 res.messages,
                 prefix=lead or None,
                 max_tokens=cfg.max_tokens,
                 temperature=cfg.temperature,
                 seed=seed,
-                stop_when=_after(lead),
+                stop_when=query_line_end if forced else search_call_end,
             )
             for role, tally in got.roles.items():
                 res.roles[role].add(tally.usage, tally.calls)
             if self.monitored:
                 res.monitored.append(got)
-            text = lead + got.text
-            if lead and got.stopped_by == "stop_when" and find_search_call(text) is None:
-                text = text.rstrip() + "\n```"  # the query line is written: close the block
+            # the forced block holds the model's first query line, closed for it however the stream ended
+            text = SEARCH_LEAD + forced_query(got.text) + "\n```" if forced else got.text
             res.turns.append(text)
             res.messages.append({"role": "assistant", "content": text})
             if got.stopped_by in ("error", "server_ended"):
@@ -280,21 +280,30 @@ class ExplicitRAG:
         return prompts.OBSERVATION.format(query=call.query, passages=shown)
 
 
-def _after(lead: str) -> Callable[[str], int | None]:
-    """`search_call_end`, or for a step that continues the prefilled `lead` (an open search block):
-    the end of its first non-empty line (the query), or of the block if the model closes it there."""
-    if not lead:
-        return search_call_end
+def query_line_end(text: str) -> int | None:
+    """`stop_when` for the forced first turn (text continuing SEARCH_LEAD): the end of the first line
+    with a query on it, or of a closing fence on that line, whichever comes first; None while the
+    query line is still being written. Blank lines and a repeated opening fence are skipped."""
+    skip = _QUERY_START.match(text).end()  # type: ignore[union-attr]  # the pattern matches ''
+    body = text[skip:]
+    if not body.strip() or "```search".startswith(body.rstrip()):
+        return None  # nothing yet, or a repeated fence still arriving
+    ends = [i for i in (body.find("\n"), body.find("```")) if i >= 0]
+    if not ends:
+        return None
+    i = min(ends)
+    return skip + i + (3 if body.startswith("```", i) else 0)
 
-    def stop_when(text: str) -> int | None:
-        end = search_call_end(lead + text)
-        if end is not None:
-            return max(0, end - len(lead))
-        first = text.lstrip("\n")
-        newline = first.find("\n")
-        return None if newline <= 0 else len(text) - len(first) + newline
 
-    return stop_when
+def forced_query(text: str) -> str:
+    """The query the model wrote in the forced first turn: its first query line, without a closing
+    fence ('' when it wrote none, which the parser then reports as a block with no query)."""
+    body = text[_QUERY_START.match(text).end() :]  # type: ignore[union-attr]
+    return body.split("\n", 1)[0].split("```", 1)[0].strip()
+
+
+_QUERY_START = re.compile(r"\s*(?:```search[ \t]*\n)?\s*")
+"""what precedes the query line in a forced first turn: blank lines, a repeated opening fence"""
 
 
 def _merge_user(messages: list[Message]) -> None:

@@ -18,7 +18,7 @@ def buildup_figure(table: Table, path: Path) -> str:
     acc = [r[cols.index("accuracy %")] for r in table.rows]
     tokens = [r[cols.index("tokens / question")] for r in table.rows]
     paper = [r[cols.index("paper accuracy %")] for r in table.rows]
-    found = [r[cols.index("evidence found %")] for r in table.rows]
+    found = [r[cols.index("evidence retrieved %")] for r in table.rows]
     fig, ax = plt.subplots(figsize=(1.2 * len(rows) + 3, 4.2))
     x = list(range(len(rows)))
     ax.bar([i - 0.2 for i in x], acc, width=0.4, color="#4c72b0", label="accuracy here")

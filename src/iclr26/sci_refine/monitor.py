@@ -631,6 +631,8 @@ class ImplicitRAG:
     ) -> Completion | None:
         """One greedy helper call in `role`; its completion, or None when the call failed (recorded)."""
         meter = _Meter(model, res.roles[role])
+        # log-prob fields only when asked for: they are part of the cache key of every other call too
+        extra = {"logprobs": True, "top_logprobs": top_logprobs} if logprobs else {}
         try:
             out = meter.call(
                 model.chat,
@@ -639,9 +641,8 @@ class ImplicitRAG:
                 temperature=0.0,
                 prefix=prefix,
                 stop=stop,
-                logprobs=logprobs,
-                top_logprobs=top_logprobs,
                 calls=1,
+                **extra,
             )
         except LLMError as e:
             res.error = f"{role} call failed: {e}"

@@ -67,15 +67,17 @@ def _questions(cfg: SciRefineConfig, ctx: RunContext) -> tuple[list[Question], l
     """The built-here set (built once into the run folder) or the user's question and corpus files."""
     if cfg.data == "builtin":
         path = ctx.out_dir / QASET_FILE
-        if path.is_file():
-            qaset = dataset.load(path)
-            if qaset.seed != cfg.seed or len(qaset.questions) != cfg.n_questions:
+        qaset = dataset.build(cfg.n_questions, cfg.seed, cfg.n_distractors, cfg.retrieval_fraction)
+        if path.is_file():  # the folder's answers belong to its set: refuse to mix in another one
+            saved = dataset.load(path)
+            if (saved.questions, saved.passages) != (qaset.questions, qaset.passages):
                 raise UserError(
-                    f"{path} holds {len(qaset.questions)} questions built with seed {qaset.seed}, not "
-                    f"n_questions={cfg.n_questions}, seed={cfg.seed}; run into a new folder (--out)"
+                    f"{path} holds another question set ({len(saved.questions)} questions, "
+                    f"{len(saved.passages)} passages, seed {saved.seed}) than n_questions={cfg.n_questions}, "
+                    f"n_distractors={cfg.n_distractors}, retrieval_fraction={cfg.retrieval_fraction}, "
+                    f"seed={cfg.seed} builds; run into a new folder (--out)"
                 )
         else:
-            qaset = dataset.build(cfg.n_questions, cfg.seed, cfg.n_distractors, cfg.retrieval_fraction)
             dataset.save(qaset, path)
         return list(qaset.questions), list(qaset.passages)
     questions = load_questions(cfg.data, cfg.data_format)
@@ -221,12 +223,13 @@ def _buildup_table(answers: list[dict], rows: Sequence[str]) -> Table:
             ]
         )
     cols = ["row", "questions", "accuracy %", "needs retrieval %", "reasoning only %", "tokens / question"]
-    cols += ["steps / question", "retrievals / question", "evidence found %", "seconds / question"]
+    cols += ["steps / question", "retrievals / question", "evidence retrieved %", "seconds / question"]
     cols += ["paper accuracy %"]
     cols += ["paper tokens (K)"]
     caption = (
-        "every row answers the same questions with the same model and seeds; the paper's columns are its "
-        "HLE Bio/Chem Gold build-up, not measured here"
+        "every row answers the same questions with the same model and seeds; evidence retrieved: a gold "
+        "passage among the k a search returned (the model is shown the first 3), over the questions that "
+        "need retrieval; the paper's columns are its HLE Bio/Chem Gold build-up, not measured here"
     )
     return Table("Build-up: each row adds one part", cols, body, caption=caption)
 
@@ -344,12 +347,12 @@ _SMOLLM2 = {
     "filter_passages": False,
 }
 PRESETS = preset_table(
-    # the README's build-up: 12 built-here questions (6 per split), every row, 3 proposers
+    # the README's build-up: 8 built-here questions (4 per split), every row, 3 proposers
     bench=with_changes(
         SciRefineConfig(),
         {
             **_SMOLLM2,
-            "n_questions": 12,
+            "n_questions": 8,
             "max_tokens": 128,
             "monitor.window": 256,
             "monitor.overlap": 64,

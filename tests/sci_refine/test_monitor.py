@@ -173,8 +173,8 @@ def test_window_and_overlap_are_configurable():
         ({"mode": "all"}, "mode must be one of monitor, querier, injector"),
         ({"max_injections": -1}, "max_injections must be an int >= 0"),
         ({"injector_max_tokens": 0}, "injector_max_tokens must be a positive int"),
-        ({"yes_threshold": 1.0}, r"yes_threshold must be in \[0, 1\)"),
-        ({"yes_threshold": -0.1}, r"yes_threshold must be in \[0, 1\)"),
+        ({"yes_threshold": 1.0}, r"yes_threshold must be a finite number in \[0, 1\)"),
+        ({"yes_threshold": -0.1}, r"yes_threshold must be a finite number in \[0, 1\)"),
     ],
 )
 def test_bad_config_is_named(kwargs, match):

@@ -39,6 +39,7 @@ from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
 from iclr26.core.llm.base import ChatModel, Completion, LLMError, Message, TextStream
 from iclr26.core.llm.usage import Usage, UsageMeter
+from iclr26.core.validation import check_interval
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.question import Passage
 
@@ -90,10 +91,7 @@ class MonitorConfig:
             )
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if not 0.0 <= self.yes_threshold < 1.0:
-            raise ConfigError(
-                f"yes_threshold must be in [0, 1) (0: the written verdict), got {self.yes_threshold!r}"
-            )
+        check_interval("yes_threshold", self.yes_threshold, 0, 1, closed=(True, False))
         for name in ("max_injections",):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be an int >= 0, got {getattr(self, name)!r}")

@@ -223,10 +223,9 @@ class ExplicitRAG:
                 _merge_user(res.messages)
             # the forced first search needs a later step to answer in and a search left to run
             forced = cfg.search_first and step == 0 and cfg.max_steps >= 2 and cfg.max_tool_calls > 0
-            lead = SEARCH_LEAD if forced else ""
             got = self.monitor.step(
                 res.messages,
-                prefix=lead or None,
+                prefix=SEARCH_LEAD if forced else None,
                 max_tokens=cfg.max_tokens,
                 temperature=cfg.temperature,
                 seed=seed,

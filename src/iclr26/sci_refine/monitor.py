@@ -547,7 +547,6 @@ class ImplicitRAG:
             prompts.MONITOR_PREFIX,
             1,
             res,
-            logprobs=True,
             top_logprobs=10,
         )
         p_yes = yes_probability(out.logprobs[0].top) if out is not None and out.logprobs else None
@@ -624,13 +623,13 @@ class ImplicitRAG:
         max_tokens: int,
         res: ImplicitRAGResult,
         stop: Sequence[str] | None = None,
-        logprobs: bool = False,
         top_logprobs: int = 0,
     ) -> Completion | None:
-        """One greedy helper call in `role`; its completion, or None when the call failed (recorded)."""
+        """One greedy helper call in `role` (with `top_logprobs` alternatives per token when > 0); its
+        completion, or None when the call failed (recorded)."""
         meter = _Meter(model, res.roles[role])
         # log-prob fields only when asked for: they are part of the cache key of every other call too
-        extra = {"logprobs": True, "top_logprobs": top_logprobs} if logprobs else {}
+        extra = {"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {}
         try:
             out = meter.call(
                 model.chat,

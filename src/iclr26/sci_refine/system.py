@@ -339,19 +339,15 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
     return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
 
 
-# SmolLM2 on 2 cores: the Monitor decides by log-prob (SmolLM2 writes "no" to every window; its
-# P(yes) / (P(yes) + P(no)) spans about 0.2-0.35), the explicit row's first turn opens a search block
-# (the authors' mandatory first search), no passage filter (k model calls per search), short calls
-_SMOLLM2 = {
-    "monitor.yes_threshold": 0.25,
-    "filter_passages": False,
-}
 PRESETS = preset_table(
-    # the README's build-up: 8 built-here questions (4 per split), every row, 3 proposers
+    # the README's build-up with SmolLM2 on 2 cores: 8 built-here questions (4 per split), every row,
+    # 3 proposers, short calls; the Monitor decides by log-prob (SmolLM2 writes "no" to every window;
+    # its P(yes) / (P(yes) + P(no)) spans about 0.2-0.35); no passage filter (k model calls per search)
     bench=with_changes(
         SciRefineConfig(),
         {
-            **_SMOLLM2,
+            "monitor.yes_threshold": 0.25,
+            "filter_passages": False,
             "n_questions": 8,
             "max_tokens": 128,
             "monitor.window": 256,

@@ -1,6 +1,6 @@
 """The README's build-up table: `iclr26 run sci_refine --preset bench` with provenance.
 
-    python benchmarks/sci_refine/run.py                 # 40 built-here questions, every row, SmolLM2
+    python benchmarks/sci_refine/run.py                 # 8 questions × 7 rows, 3 proposers, SmolLM2
 
 Saves results/sci_refine_<preset>[_<tag>].json and the figure beside it. Runs resume from the run
 folder's answers.jsonl (and its LLM cache), so an interrupted benchmark continues where it stopped.

@@ -49,6 +49,7 @@ PAPERS: tuple[Paper, ...] = (
         "DevOps-Gym: Benchmarking AI Agents in Software DevOps Cycle",
         "An end-to-end DevOps benchmark (build, monitoring, issue resolving, test generation) "
         "on which today's agents do poorly.",
+        requires=("yaml",),
     ),
     Paper(
         3,

@@ -221,3 +221,21 @@ def test_llm_agent_on_a_shell_task_records_real_model_calls(smollm2):
     prompts = [s.model_call.prompt_tokens for s in ep.steps]
     assert prompts == sorted(prompts)
     assert "```bash" in agent.system_prompt and agent.messages(Observation("x"))[0]["role"] == "system"
+
+
+@pytest.mark.llm
+@pytest.mark.debian("bubblewrap")
+def test_a_prefilled_fence_keeps_smollm2_in_the_action_format(smollm2):
+    agent = LLMAgent(
+        smollm2,
+        "You operate a Linux shell.",
+        SHELL_PARSER,
+        max_tokens=32,
+        reply_prefix="```bash\n",
+        stop=("```",),
+    )
+    agent.reset("make-file", "")
+    reply = agent.act(Observation("Create a file named hello.txt."))
+    assert reply.text.startswith("```bash\n") and reply.text.endswith("```") and reply.text.count("```") == 2
+    assert SHELL_PARSER.parse(reply.text).kind == "code"
+    assert reply.call.completion_tokens > 0

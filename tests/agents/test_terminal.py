@@ -134,3 +134,16 @@ def test_a_sandboxed_terminal_has_no_network_and_writes_only_its_workdir():
         socket_path = str(term.socket)
     assert not alive(pid)  # bwrap, and with it the sandbox's pid namespace, is gone
     assert _has_session(socket_path) != 0
+
+
+@pytest.mark.debian("bubblewrap")
+def test_execute_returns_only_the_commands_output_and_its_status(tmp_path):
+    with Sandbox(limits=SandboxLimits(timeout_s=30)) as sb, TerminalSession.in_sandbox(sb) as term:
+        assert term.execute("echo one; echo two") == "one\ntwo" and term.last_status == 0
+        assert "No such file" in term.execute("ls /nonexistent") and term.last_status == 2
+        long = "y" * 300  # wraps over two rows of the 160-column pane: still one line back
+        assert term.execute(f"echo {long}") == long
+        heredoc = "cat > note.txt <<'EOF'\nline $HOME\nEOF\ncat note.txt"  # a heredoc survives the wrapping
+        assert term.execute(heredoc) == "line $HOME" and term.last_status == 0
+        term.execute("false")
+        assert term.last_status == 1

@@ -220,7 +220,9 @@ class LLMAgent:
 
     Messages: the system prompt (with the accepted action formats), then the conversation; with
     `history_turns` set, only the last that many observation/reply pairs are kept (ScienceBoard
-    keeps 3). An observation's image is attached when the model can see images; otherwise the
+    keeps 3). `reply_prefix` prefills each reply (an open ```bash fence keeps a small model in the
+    action format; a fence it leaves open is closed), `stop` ends it early. An observation's image
+    is attached when the model can see images; otherwise the
     observation's text alone is sent (its image is never silently dropped for a vision model).
     """
 
@@ -235,6 +237,8 @@ class LLMAgent:
         seed: int | None = None,
         history_turns: int | None = None,
         name: str | None = None,
+        reply_prefix: str = "",
+        stop: Sequence[str] | None = None,
     ) -> None:
         if history_turns is not None and history_turns < 1:
             raise UserError(f"history_turns must be a positive int or None, got {history_turns!r}")
@@ -245,6 +249,8 @@ class LLMAgent:
         self.seed = seed
         self.history_turns = history_turns
         self.name = name or f"llm:{model.name}"
+        self.reply_prefix = reply_prefix  # the assistant text is prefilled with this (e.g. "```bash\n")
+        self.stop = tuple(stop) if stop else None
         self._turns: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     def reset(self, task_id: str, instruction: str) -> None:
@@ -270,12 +276,17 @@ class LLMAgent:
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             seed=self.seed,
+            stop=self.stop,
+            prefix=self.reply_prefix or None,
         )
+        text = self.reply_prefix + c.text
+        if self.reply_prefix and text.count("```") % 2:  # a prefilled fence the model left open
+            text = text.rstrip("\n") + "\n```"
         call = ModelCall(
             c.usage.get("prompt_tokens", 0), c.usage.get("completion_tokens", 0), time.perf_counter() - start
         )
         # history keeps the text only: old screenshots are not resent
         self._turns.append(
-            ({"role": "user", "content": observation.text}, {"role": "assistant", "content": c.text})
+            ({"role": "user", "content": observation.text}, {"role": "assistant", "content": text})
         )
-        return AgentReply(c.text, call)
+        return AgentReply(text, call)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -87,6 +88,7 @@ class TerminalSession:
         history_lines: int = 50_000,
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
+        binds: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> None:
         check_int("width", width, 20, 1000)
         check_int("height", height, 5, 1000)
@@ -106,6 +108,10 @@ class TerminalSession:
         self.command = argv
         self.width, self.height, self.history_lines = width, height, history_lines
         self.sandbox = sandbox
+        if binds and (sandbox is None or not sandbox.isolated):
+            raise ValueError("binds need a sandbox with isolation")
+        self.binds = dict(binds or {})
+        self.last_status: int | None = None  # the exit status of the last `run`, when known
         base = (
             sandbox.env
             if sandbox is not None
@@ -130,8 +136,11 @@ class TerminalSession:
         height: int = 40,
         history_lines: int = 50_000,
         env: Mapping[str, str] | None = None,
+        binds: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> TerminalSession:
-        """A (not yet started) session whose shell runs inside the open `sandbox`, in its work dir."""
+        """A (not yet started) session whose shell runs inside the open `sandbox`, in its work dir.
+
+        `binds` maps extra host directories to writable paths inside (as `Sandbox.command_line`)."""
         return cls(
             sandbox.workdir,
             command=command,
@@ -140,6 +149,7 @@ class TerminalSession:
             history_lines=history_lines,
             env=env,
             sandbox=sandbox,
+            binds=binds,
         )
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -174,7 +184,8 @@ class TerminalSession:
                 if os.geteuid() == 0:
                     os.chown(done, self.sandbox.uid, self.sandbox.gid)
                 if self.sandbox.isolated:
-                    argv = self.sandbox.command_line(argv, binds={done: _DONE_INSIDE}, new_session=False)
+                    binds = {**self.binds, done: _DONE_INSIDE}
+                    argv = self.sandbox.command_line(argv, binds=binds, new_session=False)
                 else:
                     argv = self.sandbox.command_line(argv, new_session=False)
             size = ["-x", str(self.width), "-y", str(self.height)]
@@ -262,6 +273,8 @@ class TerminalSession:
             )
         self._runs += 1
         body = command.rstrip()
+        if "\n" in body:  # one compound command, so the suffix cannot land inside a heredoc
+            body = "{ " + body + "\n}"
         sep = " " if body.endswith("&") and not body.endswith("&&") else "; "
         if self.sandbox is None:
             channel = f"{self.name}-{self._runs}"
@@ -276,11 +289,32 @@ class TerminalSession:
             marker = self._done / str(self._runs)
             self.send_keys(f"{body}{sep}echo $? > {inside}/{self._runs}", literal=True)
             deadline = time.monotonic() + timeout_s
+            self.last_status = None
             while not marker.exists():
                 if time.monotonic() >= deadline:
                     raise TerminalTimeout(self._timeout_message(command, timeout_s))
                 time.sleep(0.01)
+            self.last_status = _read_status(marker)
         return self.capture()
+
+    def execute(self, command: str, *, timeout_s: float = 30.0) -> str:
+        """Run `command` on a cleared screen and history; return only what it printed.
+
+        The echoed command line (however many rows it wraps to) and the next prompt are cut off;
+        `last_status` holds the exit status for a sandboxed shell. Raises `TerminalTimeout` as `run`.
+        """
+        self.run("clear", timeout_s=_TMUX_TIMEOUT_S)
+        self.tmux("clear-history", "-t", _SESSION)
+        self.run(command, timeout_s=timeout_s)
+        screen = self.tmux("capture-pane", "-p", "-J", "-t", _SESSION, "-S", "-")
+        return _strip_echo(screen, self._suffix())
+
+    def _suffix(self) -> str:
+        """The text `run` appended to its last command (how the echoed command line ends)."""
+        if self.sandbox is None:
+            return f"wait -S {self.name}-{self._runs}"
+        inside = _DONE_INSIDE if self.sandbox.isolated else str(self._done)
+        return f"echo $? > {inside}/{self._runs}"
 
     def capture(self, *, history: bool = False) -> str:
         """The visible pane as text, or with `history` the whole scrollback plus the pane."""
@@ -338,6 +372,33 @@ class TerminalSession:
                 f"tmux {what} failed (exit {done.returncode}): {done.stderr.strip() or 'no message'}"
             )
         return done
+
+
+def _read_status(marker: Path) -> int | None:
+    """The exit status a sandboxed shell wrote (None: not yet written out, or not a number)."""
+    for _ in range(50):  # the file exists before `echo` has written to it
+        text = marker.read_text().strip()
+        if text:
+            return int(text) if text.isdigit() else None
+        time.sleep(0.01)
+    return None
+
+
+_PROMPT = re.compile(r"^\S*[$#]\s*$")
+
+
+def _strip_echo(screen: str, suffix: str) -> str:
+    """The lines after the echoed command (the last line holding `suffix`), without a trailing prompt.
+
+    `screen` is captured with wrapped rows joined (`capture-pane -J`), so a long command is one line."""
+    lines = screen.rstrip("\n").split("\n")
+    at = max((i for i, line in enumerate(lines) if suffix in line), default=-1)
+    out = lines[at + 1 :]
+    while out and not out[-1].strip():
+        out.pop()
+    if out and _PROMPT.match(out[-1].strip()):
+        out.pop()
+    return "\n".join(out)
 
 
 def _session_members(sid: int) -> list[int]:

@@ -27,6 +27,19 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
     "agents.display": ("xvfb", "xdotool"),  # virtual X display, screenshots, synthetic input
     "agents.browser": ("chromium",),  # headless Chromium driven by Playwright (executable_path)
     "spatial_dise.blender": ("blender",),  # the optional Blender renderer (Cycles, Freestyle)
+    # the Java and Go task suite (mvn -o against the local Maven repository; Go's standard library)
+    # and the monitoring tools the agent is given (ps, top, free, netstat, iostat, lsof, sqlite3)
+    "devops_gym": (
+        "default-jdk-headless",
+        "maven",
+        "golang-go",
+        "procps",
+        "net-tools",
+        "sysstat",
+        "lsof",
+        "sqlite3",
+        "python3-pytest",  # run-tests.sh runs /usr/bin/python3 -m pytest (readable by the sandbox uid)
+    ),
 }
 
 # How to tell that a package is present without dpkg: the executable it installs.
@@ -43,6 +56,11 @@ PROBES: dict[str, str] = {
     "texlive-latex-base": "pdflatex",
     "imagemagick": "convert",
     "blender": "blender",
+    "procps": "ps",
+    "net-tools": "netstat",
+    "sysstat": "iostat",
+    "lsof": "lsof",
+    "sqlite3": "sqlite3",
 }
 
 

@@ -1,0 +1,79 @@
+"""The `devops_gym` run's config: which tasks (the built-here suite or a Terminal-Bench folder),
+which agents, the runner's limits, the LLM agent's model and budget, and the parallelism."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int, check_seconds
+from iclr26.devops_gym.task import CATEGORIES
+
+AGENTS = ("oracle", "null", "llm")
+"""oracle: runs each task's solution.sh (must resolve every task); null: says DONE at once (must
+resolve none); llm: the mini-SWE-agent-style shell agent over a chat model"""
+LANGUAGES = ("java", "go", "python")
+
+
+@dataclass(frozen=True)
+class DevOpsConfig:
+    """Everything the run uses; the defaults are the README's bench (every task, every agent)."""
+
+    tasks: str = "builtin"
+    """builtin (the suite written into the run folder's tasks/), or a folder of Terminal-Bench tasks"""
+    categories: tuple[str, ...] = CATEGORIES
+    """which categories to run: build, monitor, issue_resolving, test_generation, end_to_end"""
+    languages: tuple[str, ...] = LANGUAGES
+    """built-here tasks in these languages (monitoring services are python)"""
+    per_category: int = 0
+    """at most this many tasks per category, in task-id order (0: all)"""
+    agents: tuple[str, ...] = AGENTS
+    """agents to run; oracle and null are printed in every table"""
+    llm: str = "embedded"
+    """the llm agent's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
+    llm_path: str = ""
+    """the llm agent's model file or name (empty: the backend's default)"""
+    llm_tasks: int = 0
+    """tasks the llm agent runs, spread over the categories (0: all selected tasks)"""
+    max_steps: int = 10
+    """the llm agent's turns per task (mini-SWE-agent's step limit)"""
+    max_tokens: int = 256
+    """the llm agent's reply length, tokens"""
+    history_turns: int = 4
+    prefill_command: bool = True
+    """start each llm reply inside a ```bash block (SmolLM2-135M does not keep the format otherwise;
+    the paper preset turns it off, as mini-SWE-agent does not prefill)"""
+    """exchanges resent to the model each turn (0: the whole conversation)"""
+    command_timeout_s: float = 120.0
+    """wall clock of one agent command; then C-c"""
+    agent_timeout_s: float = 0.0
+    """wall clock of one agent's whole attempt (0: each task's max_agent_timeout_sec)"""
+    output_chars: int = 4000
+    """command output shown to the agent per turn (the middle is cut)"""
+    jobs: int = 2
+    """tasks run at once (one sandbox each) for the oracle and null agents; the llm runs one at a time"""
+    backend: str = "process"
+    """how tasks run in parallel: process (a local pool of `jobs`) or ray"""
+    seed: int = 0
+    """seeds the monitoring faults' onset times and the llm's sampling"""
+
+    def __post_init__(self) -> None:
+        for c in self.categories:
+            check_in("categories", c, CATEGORIES)
+        for lang in self.languages:
+            check_in("languages", lang, LANGUAGES)
+        for a in self.agents:
+            check_in("agents", a, AGENTS)
+        if not self.categories or not self.agents:
+            raise ConfigError("categories and agents must each name at least one")
+        check_in("llm", self.llm, ("embedded", "http", "transformers"))
+        check_in("backend", self.backend, ("process", "ray"))
+        for name in ("per_category", "llm_tasks", "history_turns", "seed"):
+            check_int(name, getattr(self, name), 0)
+        check_int("max_steps", self.max_steps, 1)
+        check_int("max_tokens", self.max_tokens, 16)
+        check_int("output_chars", self.output_chars, 200)
+        check_int("jobs", self.jobs, 1, 64)
+        check_seconds("command_timeout_s", self.command_timeout_s)
+        if self.agent_timeout_s:
+            check_seconds("agent_timeout_s", self.agent_timeout_s)

@@ -1,0 +1,327 @@
+"""The local runner: one Terminal-Bench task in a fresh sandboxed work dir, driven through tmux.
+
+`run_trial(task, agent, limits)` does what Terminal-Bench's harness does, without Docker:
+1. a fresh `Sandbox` work dir (no network, read-only system, rlimits) holding a copy of the task's
+   `workspace/`; the agent's terminal is a `TerminalSession` (tmux, 160x40) whose shell runs inside
+   it. A monitored service (`services/`) is started in that shell before the agent's first turn;
+2. the agent acts one bash command per turn (`execute`: per-command timeout, output truncated),
+   until it submits, its steps or tokens run out, or the task's `max_agent_timeout_sec` passes;
+3. only then are `run-tests.sh` and `tests/` copied into a directory the agent never saw, mounted
+   at `/tests` (`$TEST_DIR`), and run in a *separate* tmux session in the same work dir, with the
+   task's `max_test_timeout_sec`; `run_tests_in_same_shell: true` runs them in the agent's shell;
+4. pytest's summary decides: resolved iff every parsed test passed (`parser.resolved`).
+
+The failure modes are Terminal-Bench's: `agent_timeout`, `test_timeout`, `parse_error`,
+`context_length_exceeded` and `agent_error`; `none` when the tests ran and were read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iclr26.agents import Agent, Budget, Episode, Observation, StepOutcome, run_episode
+from iclr26.agents.actions import Action, ActionParser, InvalidAction
+from iclr26.agents.sandbox import Sandbox, SandboxLimits
+from iclr26.agents.terminal import TerminalSession, TerminalTimeout
+from iclr26.core.validation import check_int, check_seconds
+from iclr26.devops_gym.parser import ParseError, TestStatus, parse_pytest, resolved
+from iclr26.devops_gym.task import RUN_TESTS, SOLUTION, TESTS_DIR, Task, TaskError
+from iclr26.devops_gym.toolchains import toolchain_env
+
+FAILURE_MODES: tuple[str, ...] = (
+    "none",
+    "agent_timeout",
+    "test_timeout",
+    "parse_error",
+    "context_length_exceeded",
+    "agent_error",
+)
+TESTS_INSIDE = "/run/tests"  # Terminal-Bench mounts /tests; our read-only root only takes mounts on its tmpfs
+SHELL_PARSER = ActionParser(code_languages=("bash", "sh", "shell", ""), controls=("DONE",))
+"""One ```bash block per turn, or DONE (mini-SWE-agent's submit)."""
+_SERVICE_DIR = ".service"
+_MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """The runner's limits; the agent's wall clock is the task's `max_agent_timeout_sec`."""
+
+    command_timeout_s: float = 120.0
+    """wall clock of one agent command; past it the command gets C-c and the agent is told"""
+    max_steps: int = 30
+    """agent turns (mini-SWE-agent's step limit)"""
+    max_tokens: int | None = None
+    """prompt + completion tokens per task (None: no limit)"""
+    output_chars: int = 10_000
+    """command output shown to the agent: the first and last halves are kept"""
+    agent_timeout_s: float | None = None
+    """overrides every task's max_agent_timeout_sec (None: the task's own)"""
+    max_processes: int = 2048
+    """processes and threads in the sandbox (the JVM starts many threads)"""
+    open_files: int = 1024
+    """open files per process"""
+
+    def __post_init__(self) -> None:
+        check_seconds("command_timeout_s", self.command_timeout_s)
+        check_int("max_steps", self.max_steps, 1)
+        check_int("max_tokens", self.max_tokens, 1, optional=True)
+        check_int("output_chars", self.output_chars, 200)
+        check_seconds("agent_timeout_s", self.agent_timeout_s, optional=True)
+        check_int("max_processes", self.max_processes, 64)
+        check_int("open_files", self.open_files, 64)
+
+    def sandbox_limits(self) -> SandboxLimits:
+        """Per-process limits for a task's sandbox. No address-space or CPU-second cap: the JVM and
+        Go reserve large address ranges, and a monitored CPU spike must run; the wall clocks bound both."""
+        return SandboxLimits(
+            timeout_s=self.command_timeout_s,
+            episode_s=None,
+            cpu_s=None,
+            memory_bytes=None,
+            max_processes=self.max_processes,
+            open_files=self.open_files,
+            tmpfs_bytes=512 * _MiB,
+        )
+
+
+@dataclass
+class TestRun:
+    """The verifier's run: parsed statuses, the raw output, and how it ended."""
+
+    __test__ = False
+
+    results: dict[str, str] = field(default_factory=dict)
+    output: str = ""
+    failure_mode: str = "none"
+    wall_s: float = 0.0
+
+    @property
+    def resolved(self) -> bool:
+        return self.failure_mode == "none" and resolved({k: TestStatus(v) for k, v in self.results.items()})
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` with its middle cut to fit `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+def _copy_in(src: Path, dst: Path, uid: int, gid: int) -> None:
+    """Copy `src` (a file or folder) to `dst` on the host and give it to the sandbox uid."""
+    if src.is_dir():
+        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copy2(src, dst)
+    if os.geteuid() == 0:
+        for root, dirs, files in os.walk(dst):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(root, name), uid, gid)
+        os.lchown(dst, uid, gid)
+
+
+class TaskEnvironment:
+    """A task's sandbox and terminal as an `iclr26.agents.Environment`; `evaluate` runs the tests.
+
+    `expose_solution` copies `solution.sh` into the work dir (the oracle's runs only)."""
+
+    def __init__(
+        self,
+        task: Task,
+        limits: RunLimits = RunLimits(),
+        *,
+        expose_solution: bool = False,
+        agent_timeout_s: float | None = None,
+    ) -> None:
+        if task.needs_docker:
+            raise TaskError(f"{task.task_id} has no workspace/ and needs Docker: use the Docker runner")
+        if expose_solution and not task.has_solution:
+            raise TaskError(f"{task.task_id}: no {SOLUTION} for the oracle")
+        self.task = task
+        self.limits = limits
+        self.expose_solution = expose_solution
+        self.agent_timeout_s = agent_timeout_s
+        self.sandbox: Sandbox | None = None
+        self.terminal: TerminalSession | None = None
+        self.test_run: TestRun | None = None
+        self.command_timeouts = 0
+        self.setup_s = 0.0
+        self.deadline: float | None = None  # the agent's wall clock ends here (commands are cut to it)
+
+    def reset(self) -> Observation:
+        """Fresh work dir with the workspace, the service started, the instruction as first observation."""
+        self.close()
+        started = time.perf_counter()
+        self.sandbox = sb = Sandbox(limits=self.limits.sandbox_limits(), env=toolchain_env()).open()
+        if self.task.workspace is not None:
+            _copy_in(self.task.workspace, sb.workdir, sb.uid, sb.gid)
+        if self.expose_solution:
+            _copy_in(self.task.path / SOLUTION, sb.workdir / SOLUTION, sb.uid, sb.gid)
+        if self.task.service is not None:
+            _copy_in(self.task.service.parent, sb.workdir / _SERVICE_DIR, sb.uid, sb.gid)
+        self.terminal = TerminalSession.in_sandbox(sb).start()
+        if self.task.service is not None:
+            # the service starts from the agent's own shell (same pid namespace, so ps sees it);
+            # its files are removed once it runs: the agent observes processes, not source
+            start = f"bash {_SERVICE_DIR}/start.sh > /dev/null 2>&1; rm -rf {_SERVICE_DIR}"
+            self.terminal.run(start, timeout_s=30.0)
+        self.terminal.run("clear", timeout_s=10.0)
+        self.terminal.tmux("clear-history")
+        self.setup_s = time.perf_counter() - started
+        if self.agent_timeout_s is not None:
+            self.deadline = time.perf_counter() + self.agent_timeout_s
+        return Observation(f"{self.task.spec.instruction.strip()}\n\nYour shell is in {sb.workdir}.")
+
+    def step(self, action: Action) -> StepOutcome:
+        """Run one bash block in the agent's terminal."""
+        if self.terminal is None:
+            raise RuntimeError("reset() first")
+        if action.kind != "code":
+            raise InvalidAction(
+                f"this task takes one ```bash block per turn, or DONE; got a {action.kind} action"
+            )
+        timeout = self.limits.command_timeout_s
+        if self.deadline is not None:
+            timeout = max(0.1, min(timeout, self.deadline - time.perf_counter()))
+        try:
+            out = self.terminal.execute(action.content, timeout_s=timeout)
+            status = self.terminal.last_status
+            head = f"[exit {status}]" if status is not None else "[exit status unknown]"
+        except TerminalTimeout:
+            self.command_timeouts += 1
+            self.terminal.interrupt()
+            time.sleep(0.2)
+            out = self.terminal.capture()
+            status, head = None, f"[timed out after {timeout:.0f} s and was interrupted (C-c)]"
+        text = f"{head}\n{truncate(out, self.limits.output_chars)}" if out else head
+        return StepOutcome(text, info={"exit_code": status})
+
+    def evaluate(self, answer: str | None) -> bool:
+        """Copy the tests in (only now), run them in a separate session, parse pytest's summary."""
+        if self.sandbox is None or self.terminal is None:
+            raise RuntimeError("reset() first")
+        self.test_run = self.run_tests()
+        return self.test_run.resolved
+
+    def run_tests(self) -> TestRun:
+        """`run-tests.sh` with `$TEST_DIR`, in its own session (or the agent's, if the task says so)."""
+        assert self.sandbox is not None and self.terminal is not None
+        sb, spec = self.sandbox, self.task.spec
+        started = time.perf_counter()
+        same_shell = spec.run_tests_in_same_shell
+        if same_shell:
+            tests = sb.workdir / ".iclr26-tests"
+            tests.mkdir()
+            inside = str(tests)
+        else:
+            self.terminal.close()  # the agent's shell and everything it left running stop here
+            tests = Path(tempfile.mkdtemp(prefix="iclr26-tests-"))
+            inside = TESTS_INSIDE
+        try:
+            _copy_in(self.task.path / TESTS_DIR, tests, sb.uid, sb.gid)
+            _copy_in(self.task.path / RUN_TESTS, tests / RUN_TESTS, sb.uid, sb.gid)
+            log = f"{inside}/.output.txt"
+            command = f"TEST_DIR={inside} bash {inside}/{RUN_TESTS} > {log} 2>&1"
+            run = TestRun()
+            try:
+                if same_shell:
+                    self.terminal.run(command, timeout_s=spec.max_test_timeout_sec)
+                else:
+                    with TerminalSession.in_sandbox(sb, binds={tests: TESTS_INSIDE}) as session:
+                        session.run(command, timeout_s=spec.max_test_timeout_sec)
+            except TerminalTimeout:
+                run.failure_mode = "test_timeout"
+            output_file = tests / ".output.txt"
+            run.output = output_file.read_text(errors="replace") if output_file.exists() else ""
+            if run.failure_mode == "none":
+                try:
+                    run.results = {k: v.value for k, v in parse_pytest(run.output).items()}
+                except ParseError:
+                    run.failure_mode = "parse_error"
+            run.wall_s = time.perf_counter() - started
+            return run
+        finally:
+            if not same_shell:
+                shutil.rmtree(tests, ignore_errors=True)
+
+    def close(self) -> None:
+        if self.terminal is not None:
+            self.terminal.close()
+            self.terminal = None
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+
+@dataclass
+class TrialResult:
+    """One agent on one task: the verdict, why it ended, and what it cost."""
+
+    task_id: str
+    category: str
+    difficulty: str
+    agent: str
+    resolved: bool
+    failure_mode: str
+    tests: dict[str, str]
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    agent_s: float
+    test_s: float
+    setup_s: float
+    stop_reason: str
+    command_timeouts: int
+    episode: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _failure_mode(episode: Episode, test_run: TestRun | None) -> str:
+    """Terminal-Bench's name for how the trial ended (the agent's failure first)."""
+    error = str(episode.meta.get("error", ""))
+    if episode.stop_reason == "max_wall_time":
+        return "agent_timeout"
+    if episode.stop_reason == "error":
+        low = error.lower()
+        return (
+            "context_length_exceeded"
+            if "context" in low and ("length" in low or "window" in low)
+            else "agent_error"
+        )
+    return test_run.failure_mode if test_run is not None else "agent_error"
+
+
+def run_trial(
+    task: Task, agent: Agent, limits: RunLimits = RunLimits(), *, oracle: bool = False
+) -> TrialResult:
+    """`agent` on `task` in a fresh sandbox, then the task's tests; never raises for the agent's faults."""
+    wall = limits.agent_timeout_s or task.spec.max_agent_timeout_sec
+    env = TaskEnvironment(task, limits, expose_solution=oracle, agent_timeout_s=wall)
+    budget = Budget(max_steps=limits.max_steps, max_tokens=limits.max_tokens, max_wall_s=wall)
+    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, budget)
+    test_run = env.test_run
+    return TrialResult(
+        task_id=task.task_id,
+        category=task.spec.category,
+        difficulty=task.spec.difficulty,
+        agent=agent.name,
+        resolved=bool(episode.success),
+        failure_mode=_failure_mode(episode, test_run),
+        tests=dict(test_run.results) if test_run else {},
+        steps=len(episode.steps),
+        prompt_tokens=episode.prompt_tokens,
+        completion_tokens=episode.completion_tokens,
+        agent_s=round(episode.wall_s - (test_run.wall_s if test_run else 0.0), 3),
+        test_s=round(test_run.wall_s, 3) if test_run else 0.0,
+        setup_s=round(env.setup_s, 3),
+        stop_reason=episode.stop_reason,
+        command_timeouts=env.command_timeouts,
+        episode=episode.to_json(),
+    )

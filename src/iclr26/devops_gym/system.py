@@ -1,0 +1,208 @@
+"""`iclr26 run devops_gym`: write the built-here suite (or load a Terminal-Bench task folder), run the
+oracle and null agents (the suite's validity check) and the shell agent over a chat model, and
+print DevOps-Gym's category table: success per category, Overall over build, monitoring, issue
+resolving and test generation, and end-to-end apart; with per-task time, steps and tokens."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from iclr26.agents import NULL, ORACLE
+from iclr26.catalog import implemented_system
+from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.errors import UserError
+from iclr26.core.records import markdown_table
+from iclr26.core.system import preset_table
+from iclr26.devops_gym.agent import null_agent, oracle_agent, shell_agent
+from iclr26.devops_gym.config import DevOpsConfig
+from iclr26.devops_gym.evaluate import COLUMNS, TASK_COLUMNS, category_row, run_agent, task_rows
+from iclr26.devops_gym.runner import RunLimits, TrialResult
+from iclr26.devops_gym.task import Task, load_tasks
+
+PAPER_ROWS = [
+    ["Claude Code + Claude-4-Sonnet (paper)", 51.85, 20.56, 23.87, 13.87, 27.54, 0.0, ""],
+    ["OpenHands + Qwen3-Coder-30B (paper)", 20.37, 5.89, 13.22, 6.13, 11.40, 0.0, ""],
+]
+"""The paper's leaderboard rows (build / monitoring / issue / test generation / Overall, %);
+end-to-end is 0 for every agent there."""
+
+
+def select_tasks(cfg: DevOpsConfig, root: Path) -> list[Task]:
+    """The tasks of the chosen categories and languages, at most `per_category` each."""
+    tasks = [t for t in load_tasks(root) if t.spec.category in cfg.categories]
+    if cfg.tasks == "builtin":
+        tasks = [t for t in tasks if set(t.spec.tags) & set(cfg.languages)]
+    by_category: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by_category[t.spec.category].append(t)
+    if cfg.per_category:
+        by_category = {c: _spread(ts, cfg.per_category) for c, ts in by_category.items()}
+    chosen = [t for c in cfg.categories for t in by_category.get(c, [])]
+    if not chosen:
+        raise UserError(f"no task matches categories={cfg.categories} languages={cfg.languages} under {root}")
+    return chosen
+
+
+def _spread(tasks: list[Task], k: int) -> list[Task]:
+    """At most `k` tasks, alternating languages so a small selection covers both."""
+    by_lang: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by_lang[t.spec.tags[0] if t.spec.tags else ""].append(t)
+    out: list[Task] = []
+    while len(out) < min(k, len(tasks)):
+        for lang in sorted(by_lang):
+            if by_lang[lang] and len(out) < k:
+                out.append(by_lang[lang].pop(0))
+    return out
+
+
+def _llm_subset(tasks: list[Task], k: int) -> list[Task]:
+    """`k` tasks spread over the categories in turn (all when k is 0)."""
+    if not k or k >= len(tasks):
+        return tasks
+    queues: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        queues[t.spec.category].append(t)
+    out: list[Task] = []
+    while len(out) < k:
+        for c in list(queues):
+            if queues[c] and len(out) < k:
+                out.append(queues[c].pop(0))
+    return out
+
+
+def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
+    """Run every configured agent over the selected tasks and tabulate."""
+    if cfg.tasks == "builtin":
+        from iclr26.devops_gym.suite import build_suite
+
+        root = build_suite(ctx.out_dir / "tasks", seed=cfg.seed)
+    else:
+        root = Path(cfg.tasks).expanduser()
+    tasks = select_tasks(cfg, root)
+    local = [t for t in tasks if not t.needs_docker]
+    if len(local) < len(tasks):
+        ctx.log(
+            f"{len(tasks) - len(local)} tasks need Docker (no workspace/): run them with the Docker runner"
+        )
+    if not local:
+        raise UserError(f"every selected task under {root} needs Docker; this runner runs workspace/ tasks")
+    limits = RunLimits(
+        command_timeout_s=cfg.command_timeout_s,
+        max_steps=cfg.max_steps,
+        output_chars=cfg.output_chars,
+        agent_timeout_s=cfg.agent_timeout_s or None,
+    )
+    trials_file = ctx.out_dir / "trials.jsonl"
+    results: dict[str, list[TrialResult]] = {}
+    seconds: dict[str, float] = {}
+    for name in cfg.agents:
+        t0 = time.perf_counter()
+        if name == "llm":
+            model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
+            agent = shell_agent(
+                model,
+                max_tokens=cfg.max_tokens,
+                history_turns=cfg.history_turns or None,
+                seed=cfg.seed,
+                prefill_command=cfg.prefill_command,
+            )
+            subset = _llm_subset(local, cfg.llm_tasks)
+            with ctx.progress(f"{agent.name} on {len(subset)} tasks", len(subset)) as advance:
+                trials = run_agent(subset, agent, limits, trials_file, on_result=lambda _: advance(1))
+        else:
+            agent = oracle_agent(local) if name == "oracle" else null_agent()
+            with ctx.progress(f"{agent.name} on {len(local)} tasks", len(local)) as advance:
+                trials = run_agent(
+                    local,
+                    agent,
+                    limits,
+                    trials_file,
+                    oracle=name == "oracle",
+                    jobs=cfg.jobs,
+                    backend=cfg.backend,
+                    on_result=lambda _: advance(1),
+                )
+        results[agent.name] = trials
+        seconds[agent.name] = time.perf_counter() - t0
+        ctx.log(
+            f"{agent.name}: {sum(t.resolved for t in trials)}/{len(trials)} resolved, "
+            f"{seconds[agent.name]:.0f} s"
+        )
+    return _report(cfg, local, results, seconds)
+
+
+def _report(
+    cfg: DevOpsConfig, tasks: list[Task], results: dict[str, list[TrialResult]], seconds: dict[str, float]
+) -> Report:
+    rows = [category_row(name, trials) for name, trials in results.items()]
+    table = Table(
+        f"Success by category ({len(tasks)} tasks)",
+        COLUMNS,
+        rows + [list(r) for r in PAPER_ROWS],
+        caption="Overall = mean of build, monitoring, issue resolving and test generation; end-to-end apart. "
+        "The oracle must resolve every task and the null agent none (the suite's validity check).",
+    )
+    notes = [f"{name}: {s:.0f} s wall" for name, s in seconds.items()]
+    oracle, null = results.get(ORACLE), results.get(NULL)
+    if oracle is not None and null is not None:
+        failed = [t.task_id for t in oracle if not t.resolved]
+        passed = [t.task_id for t in null if t.resolved]
+        valid = not failed and not passed
+        notes.append(
+            f"suite {'valid' if valid else 'INVALID'}: oracle {len(oracle) - len(failed)}/{len(oracle)}, "
+            f"null {len(passed)}/{len(null)}"
+            + (f"; oracle fails {failed}" if failed else "")
+            + (f"; null passes {passed}" if passed else "")
+        )
+    setup = [t.setup_s for trials in results.values() for t in trials]
+    if setup:
+        notes.append(
+            f"task startup (sandbox, tmux, service): median {sorted(setup)[len(setup) // 2]:.2f} s, "
+            f"max {max(setup):.2f} s"
+        )
+    llm = [trials for name, trials in results.items() if name not in (ORACLE, NULL)]
+    tables = [table]
+    claim = None
+    if llm:
+        tables.append(Table("The LLM agent per task", TASK_COLUMNS, task_rows(llm[0])))
+        modes: dict[str, int] = defaultdict(int)
+        for t in llm[0]:
+            modes[t.failure_mode] += 1
+        notes.append("llm failure modes: " + ", ".join(f"{k} {v}" for k, v in sorted(modes.items())))
+        overall = category_row("llm", llm[0])[5]
+        if overall != "":
+            claim = ClaimCheck(
+                "Overall %", "paper's best agent (Claude Code)", 27.54, "our LLM agent", float(overall)
+            )
+    print(markdown_table(table.columns, table.rows))
+    return Report(tables=tables, claim_check=claim, notes=notes)
+
+
+PRESETS = preset_table(
+    bench=DevOpsConfig(llm_tasks=0, max_steps=8, command_timeout_s=30.0, agent_timeout_s=240.0),
+    # CI: the five categories, Go and the monitored services only, oracle and null, a few seconds each
+    smoke={"languages": ("go", "python"), "per_category": 1, "agents": ("oracle", "null")},
+    # the tour: two tasks per category (Go and services), oracle and null, SmolLM2 on one task per category
+    demo={
+        "languages": ("go", "python"),
+        "per_category": 2,
+        "llm_tasks": 5,
+        "max_steps": 3,
+        "max_tokens": 96,
+        "command_timeout_s": 15.0,
+        "agent_timeout_s": 60.0,
+    },
+    # the paper's protocol: every task, a strong served model, a long step budget
+    paper={
+        "llm": "http",
+        "max_steps": 50,
+        "max_tokens": 2048,
+        "history_turns": 0,
+        "output_chars": 10_000,
+        "prefill_command": False,
+    },
+)
+SYSTEM = implemented_system("devops_gym", presets=PRESETS, run=run)

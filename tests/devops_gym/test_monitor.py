@@ -1,0 +1,107 @@
+"""The monitoring fixtures really misbehave, and the healthy control does not, measured from
+outside through /proc (memory, descriptors, CPU time, bytes written, disk use) and the service's
+own query log."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iclr26.devops_gym.suite.monitor import ANOMALIES, server_source
+
+
+def _dir_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def _sample(pid: int, root: Path) -> dict[str, float]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss_kib = int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return {
+        "rss_mib": rss_kib / 1024,
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
+        "written_mib": int(io["wchar"]) / 2**20,
+        "disk_mib": _dir_bytes(root / "var") / 2**20,
+    }
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """Every mode run at once for 4 s with its fault from 0.5 s; the growth of each measure."""
+    procs = {}
+    for mode in (*ANOMALIES, "healthy"):
+        root = tmp_path_factory.mktemp(mode)
+        (root / "server.py").write_text(server_source(mode, fault_at=0.5))
+        env = {**os.environ, "ICLR26_FAULT_AT": "0.5"}
+        procs[mode] = (root, subprocess.Popen([sys.executable, "server.py"], cwd=root, env=env))
+    try:
+        for root, _ in procs.values():
+            for _ in range(200):
+                if (root / "var" / "app.pid").exists():
+                    break
+                time.sleep(0.05)
+        time.sleep(0.3)
+        before = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
+        time.sleep(4.0)
+        after = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
+    finally:
+        for _, p in procs.values():
+            p.kill()
+            p.wait()
+    growth = {m: {k: after[m][k] - before[m][k] for k in after[m]} for m in procs}
+    return growth, {m: r for m, (r, _) in procs.items()}
+
+
+def test_the_healthy_control_stays_flat(measured):
+    growth, _ = measured
+    h = growth["healthy"]
+    assert h["rss_mib"] < 5 and h["fds"] <= 2 and h["disk_mib"] < 1 and h["written_mib"] < 1
+    assert h["cpu_s"] < 1.0  # a little work, well under a core over 4 s
+
+
+def test_memory_leak_grows_resident_memory(measured):
+    growth, _ = measured
+    assert growth["memory_leak"]["rss_mib"] > 20
+
+
+def test_disk_leak_grows_disk_use(measured):
+    growth, _ = measured
+    assert growth["disk_leak"]["disk_mib"] > 10
+
+
+def test_handle_exhaustion_grows_open_descriptors(measured):
+    growth, _ = measured
+    assert growth["handle_exhaustion"]["fds"] > 100
+
+
+def test_cpu_spike_burns_cpu(measured):
+    growth, _ = measured
+    # seven services share the test machine's cores: CPU is compared with the healthy control
+    assert growth["cpu_spike"]["cpu_s"] > max(0.5, 10 * growth["healthy"]["cpu_s"])
+
+
+def test_io_bottleneck_writes_heavily_with_flat_disk_use(measured):
+    growth, _ = measured
+    io = growth["io_bottleneck"]
+    assert io["written_mib"] > 20 and io["disk_mib"] < 5
+
+
+def test_inefficient_sql_scans_and_logs_slow_queries(measured):
+    growth, roots = measured
+    assert growth["inefficient_sql"]["cpu_s"] > max(0.5, 10 * growth["healthy"]["cpu_s"])
+    lines = (roots["inefficient_sql"] / "var" / "log" / "queries.log").read_text().splitlines()
+    ms = [float(line.split()[1]) for line in lines]
+    assert len(ms) > 20 and sorted(ms)[len(ms) // 2] > 1.0  # full scans of 200k rows, not index hits
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="unknown monitoring mode"):
+        server_source("network_flood", 1.0)

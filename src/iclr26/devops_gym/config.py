@@ -25,6 +25,8 @@ class DevOpsConfig:
     """which categories to run: build, monitor, issue_resolving, test_generation, end_to_end"""
     languages: tuple[str, ...] = LANGUAGES
     """built-here tasks in these languages (monitoring services are python)"""
+    task_ids: tuple[str, ...] = ()
+    """run only these tasks (`category/name`, as in the table); empty: every selected task"""
     per_category: int = 0
     """at most this many tasks per category, in task-id order (0: all)"""
     agents: tuple[str, ...] = AGENTS

@@ -21,7 +21,7 @@ class Bug:
     files: dict[str, str]  # the repository apart from the buggy source and its tests
     source_path: str
     buggy: str
-    fixed: str
+    fix: tuple[tuple[str, str], ...]  # the fix as replacements (each old text occurs once in buggy)
     tests_path: str  # the existing tests (pass on both versions)
     tests: str
     gold_path: str  # the gold tests, added next to the existing ones
@@ -30,6 +30,18 @@ class Bug:
     f2p: tuple[str, ...]
     regression_path: str  # where a test-generation agent writes its test
     regression: str  # the reference answer for that file (fails on buggy, passes on fixed)
+
+    @property
+    def fixed(self) -> str:
+        """The fixed source: `buggy` with the replacements of `fix` applied."""
+        text = self.buggy
+        for old, new in self.fix:
+            if text.count(old) != 1:
+                raise ValueError(
+                    f"bug {self.name}: the fix's text {old[:40]!r} must occur once in the buggy source"
+                )
+            text = text.replace(old, new)
+        return text
 
 
 def _go(name: str, **kw: object) -> Bug:
@@ -67,19 +79,12 @@ BUGS: tuple[Bug, ...] = (
             }
             """)
         + REVERSE_COMMON,
-        fixed=dedent("""
-            package textutil
-
-            // Reverse returns s with its characters in reverse order.
-            func Reverse(s string) string {
-            	r := []rune(s)
-            	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-            		r[i], r[j] = r[j], r[i]
-            	}
-            	return string(r)
-            }
-            """)
-        + REVERSE_COMMON,
+        fix=(
+            ("b := []byte(s)", "r := []rune(s)"),
+            ("len(b)-1", "len(r)-1"),
+            ("b[i], b[j] = b[j], b[i]", "r[i], r[j] = r[j], r[i]"),
+            ("return string(b)", "return string(r)"),
+        ),
         tests_path="reverse_test.go",
         tests=dedent("""
             package textutil
@@ -169,36 +174,7 @@ BUGS: tuple[Bug, ...] = (
             	return out
             }
             """),
-        fixed=dedent("""
-            package intervals
-
-            import "sort"
-
-            // Interval is the closed range [Start, End].
-            type Interval struct{ Start, End int }
-
-            // Merge returns the union of the intervals as sorted, disjoint intervals; intervals
-            // that overlap or touch (share an endpoint) are merged.
-            func Merge(in []Interval) []Interval {
-            	if len(in) == 0 {
-            		return nil
-            	}
-            	s := append([]Interval(nil), in...)
-            	sort.Slice(s, func(i, j int) bool { return s[i].Start < s[j].Start })
-            	out := []Interval{s[0]}
-            	for _, iv := range s[1:] {
-            		last := &out[len(out)-1]
-            		if iv.Start <= last.End {
-            			if iv.End > last.End {
-            				last.End = iv.End
-            			}
-            		} else {
-            			out = append(out, iv)
-            		}
-            	}
-            	return out
-            }
-            """),
+        fix=(("if iv.Start < last.End {", "if iv.Start <= last.End {"),),
         tests_path="merge_test.go",
         tests=dedent("""
             package intervals
@@ -308,53 +284,12 @@ BUGS: tuple[Bug, ...] = (
             	c.items[key] = c.order.PushFront(&entry{key, value})
             }
             """),
-        fixed=dedent("""
-            package lrucache
-
-            import "container/list"
-
-            type entry struct {
-            	key   string
-            	value int
-            }
-
-            // LRU is a fixed-capacity cache that evicts the least recently used key.
-            type LRU struct {
-            	capacity int
-            	order    *list.List
-            	items    map[string]*list.Element
-            }
-
-            // New returns an empty cache holding at most capacity keys.
-            func New(capacity int) *LRU {
-            	return &LRU{capacity: capacity, order: list.New(), items: map[string]*list.Element{}}
-            }
-
-            // Get returns the value of key and marks the key most recently used.
-            func (c *LRU) Get(key string) (int, bool) {
-            	el, ok := c.items[key]
-            	if !ok {
-            		return 0, false
-            	}
-            	c.order.MoveToFront(el)
-            	return el.Value.(*entry).value, true
-            }
-
-            // Put sets key to value, evicting the least recently used key when the cache is full.
-            func (c *LRU) Put(key string, value int) {
-            	if el, ok := c.items[key]; ok {
-            		el.Value.(*entry).value = value
-            		c.order.MoveToFront(el)
-            		return
-            	}
-            	if c.order.Len() >= c.capacity {
-            		oldest := c.order.Back()
-            		c.order.Remove(oldest)
-            		delete(c.items, oldest.Value.(*entry).key)
-            	}
-            	c.items[key] = c.order.PushFront(&entry{key, value})
-            }
-            """),
+        fix=(
+            (
+                "\t\treturn 0, false\n\t}\n\treturn el.Value",
+                "\t\treturn 0, false\n\t}\n\tc.order.MoveToFront(el)\n\treturn el.Value",
+            ),
+        ),
         tests_path="lru_test.go",
         tests=dedent("""
             package lrucache
@@ -446,31 +381,16 @@ BUGS: tuple[Bug, ...] = (
             	return 0
             }
             """),
-        fixed=dedent("""
-            package semver
-
-            import (
-            	"strconv"
-            	"strings"
-            )
-
-            // Compare returns -1, 0 or 1 as version a is older than, equal to or newer than b
-            // (versions are MAJOR.MINOR.PATCH).
-            func Compare(a, b string) int {
-            	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-            	for i := 0; i < 3; i++ {
-            		x, _ := strconv.Atoi(pa[i])
-            		y, _ := strconv.Atoi(pb[i])
-            		if x != y {
-            			if x < y {
-            				return -1
-            			}
-            			return 1
-            		}
-            	}
-            	return 0
-            }
-            """),
+        fix=(
+            ('import "strings"', 'import (\n\t"strconv"\n\t"strings"\n)'),
+            (
+                "\t\tif pa[i] != pb[i] {\n\t\t\tif pa[i] < pb[i] {",
+                "\t\tx, _ := strconv.Atoi(pa[i])\n"
+                "\t\ty, _ := strconv.Atoi(pb[i])\n"
+                "\t\tif x != y {\n"
+                "\t\t\tif x < y {",
+            ),
+        ),
         tests_path="compare_test.go",
         tests=dedent("""
             package semver
@@ -548,30 +468,15 @@ BUGS: tuple[Bug, ...] = (
                 }
             }
             """),
-        fixed=dedent("""
-            package org.example.roman;
-
-            import java.util.Map;
-
-            public final class Roman {
-                private static final Map<Character, Integer> VALUES =
-                        Map.of('I', 1, 'V', 5, 'X', 10, 'L', 50, 'C', 100, 'D', 500, 'M', 1000);
-
-                private Roman() {}
-
-                /** The value of a Roman numeral such as "XIV". */
-                public static int toInt(String numeral) {
-                    int total = 0;
-                    for (int i = 0; i < numeral.length(); i++) {
-                        int value = VALUES.get(numeral.charAt(i));
-                        boolean beforeLarger =
-                                i + 1 < numeral.length() && VALUES.get(numeral.charAt(i + 1)) > value;
-                        total += beforeLarger ? -value : value;
-                    }
-                    return total;
-                }
-            }
-            """),
+        fix=(
+            (
+                "        total += VALUES.get(numeral.charAt(i));",
+                "        int value = VALUES.get(numeral.charAt(i));\n"
+                "            boolean beforeLarger =\n"
+                "                    i + 1 < numeral.length() && VALUES.get(numeral.charAt(i + 1)) > value;\n"
+                "            total += beforeLarger ? -value : value;",
+            ),
+        ),
         tests_path=java_path("org.example.roman", "RomanTest", test=True),
         tests=dedent("""
             package org.example.roman;
@@ -650,23 +555,14 @@ BUGS: tuple[Bug, ...] = (
                 }
             }
             """),
-        fixed=dedent("""
-            package org.example.money;
-
-            public final class Money {
-                private Money() {}
-
-                /** Split an amount in cents into `parts` nearly equal parts that add up to it. */
-                public static long[] split(long cents, int parts) {
-                    long[] out = new long[parts];
-                    long remainder = cents % parts;
-                    for (int i = 0; i < parts; i++) {
-                        out[i] = cents / parts + (i < remainder ? 1 : 0);
-                    }
-                    return out;
-                }
-            }
-            """),
+        fix=(
+            (
+                "        for (int i = 0; i < parts; i++) {\n            out[i] = cents / parts;",
+                "        long remainder = cents % parts;\n"
+                "        for (int i = 0; i < parts; i++) {\n"
+                "            out[i] = cents / parts + (i < remainder ? 1 : 0);",
+            ),
+        ),
         tests_path=java_path("org.example.money", "MoneyTest", test=True),
         tests=dedent("""
             package org.example.money;
@@ -746,45 +642,37 @@ BUGS: tuple[Bug, ...] = (
                 }
             }
             """),
-        fixed=dedent("""
-            package org.example.csv;
-
-            import java.util.ArrayList;
-            import java.util.List;
-
-            public final class Csv {
-                private Csv() {}
-
-                /** The fields of one CSV line (RFC 4180 quoting). */
-                public static List<String> parseLine(String line) {
-                    List<String> fields = new ArrayList<>();
-                    StringBuilder field = new StringBuilder();
-                    boolean quoted = false;
-                    for (int i = 0; i < line.length(); i++) {
-                        char c = line.charAt(i);
-                        if (quoted) {
-                            if (c == '"' && i + 1 < line.length() && line.charAt(i + 1) == '"') {
-                                field.append('"');
-                                i++;
-                            } else if (c == '"') {
-                                quoted = false;
-                            } else {
-                                field.append(c);
-                            }
-                        } else if (c == '"') {
-                            quoted = true;
-                        } else if (c == ',') {
-                            fields.add(field.toString());
-                            field.setLength(0);
-                        } else {
-                            field.append(c);
-                        }
-                    }
-                    fields.add(field.toString());
-                    return fields;
-                }
-            }
-            """),
+        fix=(
+            ("import java.util.Arrays;\n", ""),
+            (
+                '        return new ArrayList<>(Arrays.asList(line.split(",", -1)));\n',
+                "        List<String> fields = new ArrayList<>();\n"
+                "        StringBuilder field = new StringBuilder();\n"
+                "        boolean quoted = false;\n"
+                "        for (int i = 0; i < line.length(); i++) {\n"
+                "            char c = line.charAt(i);\n"
+                "            if (quoted) {\n"
+                "                if (c == '\"' && i + 1 < line.length() && line.charAt(i + 1) == '\"') {\n"
+                "                    field.append('\"');\n"
+                "                    i++;\n"
+                "                } else if (c == '\"') {\n"
+                "                    quoted = false;\n"
+                "                } else {\n"
+                "                    field.append(c);\n"
+                "                }\n"
+                "            } else if (c == '\"') {\n"
+                "                quoted = true;\n"
+                "            } else if (c == ',') {\n"
+                "                fields.add(field.toString());\n"
+                "                field.setLength(0);\n"
+                "            } else {\n"
+                "                field.append(c);\n"
+                "            }\n"
+                "        }\n"
+                "        fields.add(field.toString());\n"
+                "        return fields;\n",
+            ),
+        ),
         tests_path=java_path("org.example.csv", "CsvTest", test=True),
         tests=dedent("""
             package org.example.csv;
@@ -870,28 +758,16 @@ BUGS: tuple[Bug, ...] = (
                 }
             }
             """),
-        fixed=dedent("""
-            package org.example.stats;
-
-            import java.util.ArrayList;
-            import java.util.Collections;
-            import java.util.List;
-
-            public final class Stats {
-                private Stats() {}
-
-                /** The median of a non-empty list of values. */
-                public static double median(List<Double> values) {
-                    List<Double> sorted = new ArrayList<>(values);
-                    Collections.sort(sorted);
-                    int n = sorted.size();
-                    if (n % 2 == 1) {
-                        return sorted.get(n / 2);
-                    }
-                    return (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2.0;
-                }
-            }
-            """),
+        fix=(
+            (
+                "        return sorted.get(sorted.size() / 2);",
+                "        int n = sorted.size();\n"
+                "        if (n % 2 == 1) {\n"
+                "            return sorted.get(n / 2);\n"
+                "        }\n"
+                "        return (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2.0;",
+            ),
+        ),
         tests_path=java_path("org.example.stats", "StatsTest", test=True),
         tests=dedent("""
             package org.example.stats;

@@ -510,26 +510,9 @@ def go_tasks() -> list[TaskDraft]:
         	return data, nil
         }
         """)
-    config_fixed = dedent("""
-        package store
-
-        import (
-        	"fmt"
-        	"os"
-        )
-
-        // ErrNoConfig is wrapped by LoadConfig when the file is missing.
-        var ErrNoConfig = os.ErrNotExist
-
-        // LoadConfig reads the store's configuration file.
-        func LoadConfig(path string) ([]byte, error) {
-        	data, err := os.ReadFile(path)
-        	if err != nil {
-        		return nil, fmt.Errorf("load config: %w", err)
-        	}
-        	return data, nil
-        }
-        """)
+    config_fixed = config_go.replace('\t"os"\n\n\t"github.com/pkg/errors"\n', '\t"fmt"\n\t"os"\n').replace(
+        'errors.Wrap(err, "load config")', 'fmt.Errorf("load config: %w", err)'
+    )
     config_test = dedent("""
         package store
 

@@ -54,3 +54,25 @@ def test_the_docker_runner_needs_a_daemon():
     if not ok:
         pytest.skip(f"Docker runner not tested here: {why}")
     assert why == ""
+
+
+def test_runner_docker_without_an_engine_says_why(tmp_path):
+    from iclr26.core.errors import UserError
+
+    if docker_available()[0]:
+        pytest.skip("a Docker engine is present")
+    with pytest.raises(UserError, match="runner=docker needs a Docker engine"):
+        run(DevOpsConfig(runner="docker", agents=("null",)), RunContext(out_dir=tmp_path))
+
+
+def test_a_dockerfile_only_task_gets_terminal_benchs_one_service_compose_file(suite):
+    from iclr26.devops_gym.docker import CLIENT, DockerEnvironment
+    from iclr26.devops_gym.task import load_task
+
+    task = load_task(suite / "build" / "go-compilation-error")
+    command = DockerEnvironment(task)._compose()
+    compose = open(command[-1]).read()
+    assert (
+        command[:3] == ["docker", "compose", "-p"] and f"{CLIENT}:" in compose and str(task.path) in compose
+    )
+    assert (task.path / "Dockerfile").read_text().startswith("FROM golang:1.19")

@@ -54,6 +54,9 @@ class DevOpsConfig:
     """command output shown to the agent per turn (the middle is cut)"""
     jobs: int = 2
     """tasks run at once (one sandbox each) for the oracle and null agents; the llm runs one at a time"""
+    runner: str = "local"
+    """local (a bubblewrap sandbox and tmux per task; tasks with a workspace/) or docker (compose up /
+    exec / down: the public tasks' images; needs a Docker engine)"""
     backend: str = "process"
     """how tasks run in parallel: process (a local pool of `jobs`) or ray"""
     seed: int = 0
@@ -70,6 +73,7 @@ class DevOpsConfig:
             raise ConfigError("categories and agents must each name at least one")
         check_in("llm", self.llm, ("embedded", "http", "transformers"))
         check_in("backend", self.backend, ("process", "ray"))
+        check_in("runner", self.runner, ("local", "docker"))
         for name in ("per_category", "llm_tasks", "history_turns", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_steps", self.max_steps, 1)

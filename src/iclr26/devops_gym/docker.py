@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iclr26.agents import Action, InvalidAction, Observation, StepOutcome
+from iclr26.agents import Action, Agent, Budget, InvalidAction, Observation, StepOutcome, run_episode
 from iclr26.core.errors import UserError
 from iclr26.devops_gym.parser import ParseError, parse_pytest
-from iclr26.devops_gym.runner import TestRun, truncate
-from iclr26.devops_gym.task import RUN_TESTS, TESTS_DIR, Task
+from iclr26.devops_gym.runner import SHELL_PARSER, RunLimits, TestRun, TrialResult, trial_result, truncate
+from iclr26.devops_gym.task import RUN_TESTS, SOLUTION, TESTS_DIR, Task
 
 CLIENT = "client"
 """Terminal-Bench's name for the container the agent works in."""
+DEFAULT_COMPOSE = """services:
+  client:
+    build:
+      context: {context}
+    command: ["sh", "-c", "sleep infinity"]
+"""
 
 
 def docker_available() -> tuple[bool, str]:
@@ -46,14 +53,23 @@ class DockerEnvironment:
     timeout_s: float = 600.0
     test_run: TestRun | None = None
 
+    expose_solution: bool = False
+    command_timeout_s: float = 120.0
+
     def _compose(self) -> list[str]:
         files = [self.task.path / n for n in ("docker-compose.yaml", "docker-compose.yml")]
         found = next((f for f in files if f.is_file()), None)
-        if found is None:
-            raise UserError(
-                f"{self.task.task_id}: no docker-compose.yaml (a Dockerfile alone is run by compose files)"
-            )
+        if found is None:  # a Dockerfile alone: Terminal-Bench's default one-service compose file
+            if not (self.task.path / "Dockerfile").is_file():
+                raise UserError(f"{self.task.task_id}: neither a docker-compose.yaml nor a Dockerfile")
+            found = Path(tempfile.gettempdir()) / f"{self.project}-compose.yaml"
+            found.write_text(DEFAULT_COMPOSE.format(context=self.task.path))
         return ["docker", "compose", "-p", self.project, "-f", str(found)]
+
+    def _container(self) -> str:
+        return subprocess.run(
+            [*self._compose(), "ps", "-q", CLIENT], capture_output=True, text=True, check=True
+        ).stdout.strip()
 
     def up(self) -> None:
         """Build and start the task's services."""
@@ -75,9 +91,7 @@ class DockerEnvironment:
     def run_tests(self) -> TestRun:
         """Copy tests/ and run-tests.sh into the client (only now), run them, parse pytest's output."""
         run = TestRun()
-        container = subprocess.run(
-            [*self._compose(), "ps", "-q", CLIENT], capture_output=True, text=True, check=True
-        ).stdout.strip()
+        container = self._container()
         subprocess.run(["docker", "cp", str(self.task.path / TESTS_DIR), f"{container}:/tests"], check=True)
         subprocess.run(
             ["docker", "cp", str(self.task.path / RUN_TESTS), f"{container}:/tests/{RUN_TESTS}"], check=True
@@ -98,8 +112,13 @@ class DockerEnvironment:
     # -- as an `iclr26.agents.Environment`, so the same agents run here ----------------------------
 
     def reset(self) -> Observation:
-        """Start the services; the instruction is the first observation."""
+        """Start the services (and, for the oracle, copy `solution.sh` into the client's work dir);
+        the instruction is the first observation."""
         self.up()
+        if self.expose_solution:
+            _, workdir = self.exec("pwd")
+            target = f"{self._container()}:{workdir.strip()}/{SOLUTION}"
+            subprocess.run(["docker", "cp", str(self.task.path / SOLUTION), target], check=True)
         return Observation(self.task.spec.instruction.strip())
 
     def step(self, action: Action) -> StepOutcome:
@@ -109,7 +128,7 @@ class DockerEnvironment:
                 f"this task takes one ```bash block per turn, or DONE; got a {action.kind} action"
             )
         try:
-            status, out = self.exec(action.content)
+            status, out = self.exec(action.content, self.command_timeout_s)
         except subprocess.TimeoutExpired:
             return StepOutcome("[timed out]")
         return StepOutcome(f"[exit {status}]\n{out}", info={"exit_code": status})
@@ -127,6 +146,15 @@ class DockerEnvironment:
         subprocess.run(
             [*self._compose(), "down", "-v", "--remove-orphans"], check=False, timeout=self.timeout_s
         )
+
+
+def run_docker_trial(task: Task, agent: Agent, limits: RunLimits, *, oracle: bool = False) -> TrialResult:
+    """`agent` on `task` in its Docker environment, then the task's tests (as `runner.run_trial`)."""
+    env = DockerEnvironment(task, expose_solution=oracle, command_timeout_s=limits.command_timeout_s)
+    wall = limits.agent_timeout_s or task.spec.max_agent_timeout_sec
+    budget = Budget(max_steps=limits.max_steps, max_tokens=limits.max_tokens, max_wall_s=wall)
+    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, budget)
+    return trial_result(task, agent, env.test_run, episode, setup_s=0.0, command_timeouts=0)
 
 
 def docker_tasks(root: Path) -> list[Path]:

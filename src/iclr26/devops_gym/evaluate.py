@@ -34,8 +34,12 @@ COLUMNS = [
 ]
 
 
-def _trial(args: tuple[Task, Agent, RunLimits, bool]) -> TrialResult:
-    task, agent, limits, oracle = args
+def _trial(args: tuple[Task, Agent, RunLimits, bool, str]) -> TrialResult:
+    task, agent, limits, oracle, runner = args
+    if runner == "docker":
+        from iclr26.devops_gym.docker import run_docker_trial
+
+        return run_docker_trial(task, agent, limits, oracle=oracle)
     return run_trial(task, agent, limits, oracle=oracle)
 
 
@@ -60,10 +64,11 @@ def run_agent(
     oracle: bool = False,
     jobs: int = 1,
     backend: str = "process",
+    runner: str = "local",
     on_result: Callable[[TrialResult], None] | None = None,
 ) -> list[TrialResult]:
-    """`agent` on every task (a fresh sandbox each), `jobs` at a time; trials already in
-    `trials_file` for this agent are kept, not rerun."""
+    """`agent` on every task (a fresh sandbox, or with `runner="docker"` a compose project, each),
+    `jobs` at a time; trials already in `trials_file` for this agent are kept, not rerun."""
     done = {t.task_id: t for t in read_trials(trials_file) if t.agent == agent.name}
     todo = [t for t in tasks if t.task_id not in done]
 
@@ -74,7 +79,7 @@ def run_agent(
         if on_result is not None:
             on_result(result)
 
-    work = [(t, agent, limits, oracle) for t in todo]
+    work = [(t, agent, limits, oracle, runner) for t in todo]
     if backend == "ray" and work:
         for result in parallel_map(_trial, work, backend="ray"):
             record(result)

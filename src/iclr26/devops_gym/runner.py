@@ -306,7 +306,18 @@ def run_trial(
     env = TaskEnvironment(task, limits, expose_solution=oracle, agent_timeout_s=wall)
     budget = Budget(max_steps=limits.max_steps, max_tokens=limits.max_tokens, max_wall_s=wall)
     episode = run_episode(task.task_id, env, agent, SHELL_PARSER, budget)
-    test_run = env.test_run
+    return trial_result(task, agent, env.test_run, episode, env.setup_s, env.command_timeouts)
+
+
+def trial_result(
+    task: Task,
+    agent: Agent,
+    test_run: TestRun | None,
+    episode: Episode,
+    setup_s: float,
+    command_timeouts: int,
+) -> TrialResult:
+    """The record of one finished trial (any runner)."""
     return TrialResult(
         task_id=task.task_id,
         category=task.spec.category,
@@ -320,8 +331,8 @@ def run_trial(
         completion_tokens=episode.completion_tokens,
         agent_s=round(episode.wall_s - (test_run.wall_s if test_run else 0.0), 3),
         test_s=round(test_run.wall_s, 3) if test_run else 0.0,
-        setup_s=round(env.setup_s, 3),
+        setup_s=round(setup_s, 3),
         stop_reason=episode.stop_reason,
-        command_timeouts=env.command_timeouts,
+        command_timeouts=command_timeouts,
         episode=episode.to_json(),
     )

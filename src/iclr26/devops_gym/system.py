@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from iclr26.agents import NULL, ORACLE
+from iclr26.agents import NULL, ORACLE, Episode, write_html
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
 from iclr26.core.errors import UserError
@@ -88,13 +88,19 @@ def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
     else:
         root = Path(cfg.tasks).expanduser()
     tasks = select_tasks(cfg, root)
-    local = [t for t in tasks if not t.needs_docker]
-    if len(local) < len(tasks):
-        ctx.log(
-            f"{len(tasks) - len(local)} tasks need Docker (no workspace/): run them with the Docker runner"
-        )
-    if not local:
-        raise UserError(f"every selected task under {root} needs Docker; this runner runs workspace/ tasks")
+    if cfg.runner == "docker":
+        from iclr26.devops_gym.docker import docker_available
+
+        ok, why = docker_available()
+        if not ok:
+            raise UserError(f"runner=docker needs a Docker engine: {why}")
+        local = tasks
+    else:
+        local = [t for t in tasks if not t.needs_docker]
+        if len(local) < len(tasks):
+            ctx.log(f"{len(tasks) - len(local)} tasks need Docker (no workspace/): they need runner=docker")
+        if not local:
+            raise UserError(f"every selected task under {root} needs Docker: set runner=docker")
     limits = RunLimits(
         command_timeout_s=cfg.command_timeout_s,
         max_steps=cfg.max_steps,
@@ -117,7 +123,9 @@ def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
             )
             subset = _llm_subset(local, cfg.llm_tasks)
             with ctx.progress(f"{agent.name} on {len(subset)} tasks", len(subset)) as advance:
-                trials = run_agent(subset, agent, limits, trials_file, on_result=lambda _: advance(1))
+                trials = run_agent(
+                    subset, agent, limits, trials_file, runner=cfg.runner, on_result=lambda _: advance(1)
+                )
         else:
             agent = oracle_agent(local) if name == "oracle" else null_agent()
             with ctx.progress(f"{agent.name} on {len(local)} tasks", len(local)) as advance:
@@ -129,10 +137,14 @@ def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
                     oracle=name == "oracle",
                     jobs=cfg.jobs,
                     backend=cfg.backend,
+                    runner=cfg.runner,
                     on_result=lambda _: advance(1),
                 )
         results[agent.name] = trials
         seconds[agent.name] = time.perf_counter() - t0
+        if name == "llm":  # the transcripts, as a page to read
+            episodes = [Episode.from_json(t.episode) for t in trials]
+            write_html(ctx.out_dir / "episodes.html", episodes, f"{agent.name} on DevOps-Gym")
         ctx.log(
             f"{agent.name}: {sum(t.resolved for t in trials)}/{len(trials)} resolved, "
             f"{seconds[agent.name]:.0f} s"

@@ -4,6 +4,7 @@ category table), resuming from trials.jsonl, config errors, and the Docker runne
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -71,7 +72,7 @@ def test_a_dockerfile_only_task_gets_terminal_benchs_one_service_compose_file(su
 
     task = load_task(suite / "build" / "go-compilation-error")
     command = DockerEnvironment(task)._compose()
-    compose = open(command[-1]).read()
+    compose = Path(command[-1]).read_text()
     assert (
         command[:3] == ["docker", "compose", "-p"] and f"{CLIENT}:" in compose and str(task.path) in compose
     )

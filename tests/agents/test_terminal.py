@@ -147,3 +147,14 @@ def test_execute_returns_only_the_commands_output_and_its_status(tmp_path):
         assert term.execute(heredoc) == "line $HOME" and term.last_status == 0
         term.execute("false")
         assert term.last_status == 1
+
+
+@pytest.mark.debian("bubblewrap")
+def test_a_command_that_does_not_parse_returns_instead_of_waiting_for_more_input(tmp_path):
+    with Sandbox(limits=SandboxLimits(timeout_s=30)) as sb, TerminalSession.in_sandbox(sb) as term:
+        term.execute('echo "unclosed', timeout_s=5)  # typed, this would leave bash at its > prompt
+        assert term.last_status == 2
+        term.execute("# only a comment\n# and another", timeout_s=5)
+        assert term.last_status == 0
+        term.execute("cd /tmp && export MARK=kept")  # sourced: the shell keeps its state
+        assert term.execute("pwd; echo $MARK") == "/tmp\nkept"

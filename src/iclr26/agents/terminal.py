@@ -273,10 +273,10 @@ class TerminalSession:
             )
         self._runs += 1
         body = command.rstrip()
-        if "\n" in body:  # one compound command, so the suffix cannot land inside a heredoc
-            body = "{ " + body + "\n}"
-        sep = " " if body.endswith("&") and not body.endswith("&&") else "; "
         if self.sandbox is None:
+            if "\n" in body:  # one compound command, so the suffix cannot land inside a heredoc
+                body = "{ " + body + "\n}"
+            sep = " " if body.endswith("&") and not body.endswith("&&") else "; "
             channel = f"{self.name}-{self._runs}"
             self.send_keys(f"{body}{sep}{shlex.quote(self._tmux)} wait -S {channel}", literal=True)
             try:
@@ -287,7 +287,12 @@ class TerminalSession:
             assert self._done is not None
             inside = _DONE_INSIDE if self.sandbox.isolated else str(self._done)
             marker = self._done / str(self._runs)
-            self.send_keys(f"{body}{sep}echo $? > {inside}/{self._runs}", literal=True)
+            # the command is sourced from a file: the shell keeps its state (cd, variables, jobs),
+            # and a syntax error (an unclosed quote, a block of comments) returns status 2 instead of
+            # leaving the shell waiting for more input
+            script = self._done / f"cmd-{self._runs}.sh"
+            script.write_text(body + "\n")
+            self.send_keys(f". {inside}/{script.name}; echo $? > {inside}/{self._runs}", literal=True)
             deadline = time.monotonic() + timeout_s
             self.last_status = None
             while not marker.exists():

@@ -290,11 +290,8 @@ def _failure_mode(episode: Episode, test_run: TestRun | None) -> str:
         return "agent_timeout"
     if episode.stop_reason == "error":
         low = error.lower()
-        return (
-            "context_length_exceeded"
-            if "context" in low and ("length" in low or "window" in low)
-            else "agent_error"
-        )
+        too_long = "context" in low and any(w in low for w in ("length", "window", "size", "exceed"))
+        return "context_length_exceeded" if too_long else "agent_error"
     return test_run.failure_mode if test_run is not None else "agent_error"
 
 

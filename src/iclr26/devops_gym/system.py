@@ -213,7 +213,15 @@ DEMO_TASKS = (
 """The tour's ten tasks: two per category, Go and the monitored services (no JVM start-up)."""
 
 PRESETS = preset_table(
-    bench=DevOpsConfig(llm_tasks=0, max_steps=8, command_timeout_s=30.0, agent_timeout_s=240.0),
+    # SmolLM2's context is 2,048 tokens: short replies, two exchanges of history, 1,500 characters of output
+    bench=DevOpsConfig(
+        max_steps=6,
+        max_tokens=128,
+        history_turns=2,
+        output_chars=1500,
+        command_timeout_s=20.0,
+        agent_timeout_s=180.0,
+    ),
     # CI: the five categories, Go and the monitored services only, oracle and null, a few seconds each
     smoke={"languages": ("go", "python"), "per_category": 1, "agents": ("oracle", "null")},
     # the tour: two tasks per category (Go and services), oracle and null, SmolLM2 on one task per category

@@ -127,7 +127,7 @@ def phase_warm(out: Path, best: dict | None) -> None:
     for hdim in HDIMS:
         for causal in (False, True):
             schedules = ("ascending", "shift") if causal else ("ascending",)
-            for mode in ("ordered", "atomic", "deferred", "ordered_lazy"):
+            for mode in ("ordered", "atomic", "deferred", "ordered_lazy", "two_pass"):
                 for schedule in schedules:
                     if DRY and mode.startswith("ordered") and schedule == "shift":
                         continue  # would deadlock in the interpreter
@@ -165,11 +165,11 @@ def phase_check(out: Path) -> None:
                     for programs in (None, 3):  # 3: a head's 8 KV blocks run in 3 waves
                         cfg = _cfg(A, SWEEP[0], programs)
                         res = {}
-                        modes = ("ordered", "ordered_lazy", "deferred", "atomic")
+                        modes = ("ordered", "ordered_lazy", "deferred", "atomic", "two_pass")
                         if DRY and schedule == "shift":
-                            modes = ("deferred", "atomic")
+                            modes = ("deferred", "atomic", "two_pass")
                         if DRY and programs == 3:
-                            modes = ("deferred", "atomic")
+                            modes = ("deferred", "atomic", "two_pass")
                         for mode in modes:
                             runs = []
                             for _ in range(3 if mode != "deferred" else 1):
@@ -299,6 +299,7 @@ def phase_table(out: Path, hdim: int, causal: bool) -> None:
         if _lazy_ok(out):
             variants += [(f"ours_{s}_lazy", s, "ordered_lazy", cfg_det) for s in SCHEDULES]
         variants += [
+            ("ours_two_pass", "ascending", "two_pass", cfg),  # the dK/dV pass on the atomic's tiles
             ("ours_atomic", "ascending", "atomic", cfg),
             ("ours_atomic_detcfg", "ascending", "atomic", cfg_det),
         ]
@@ -308,6 +309,10 @@ def phase_table(out: Path, hdim: int, causal: bool) -> None:
                 row[f"bwd_{name}"], row[f"rep_{name}"] = 2.5 * fl / ms / 1e9, rep
             except Exception as e:
                 row[f"err_{name}"] = repr(e)[:300]
+        atomic = row.get("bwd_ours_atomic")
+        for name, *_ in variants:  # each deterministic variant's throughput over our atomic one's
+            if atomic and f"bwd_{name}" in row and not name.startswith("ours_atomic"):
+                row[f"ratio_to_atomic_{name}"] = row[f"bwd_{name}"] / atomic
         for name, be in backends.items():
             try:
                 with sdpa_kernel([be]):

@@ -307,6 +307,17 @@ def attention_backward(
             DQ_MODE=int(DQMode.from_label(dq_mode)), PRECISION=_dot_precision(q.dtype), PREFETCH=prefetch,
             num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
         )  # fmt: skip
+    if dq_mode == "two_pass":  # the second pass: dQ per Q tile, the KV loop inside
+        with _on_device(q):
+            k_.attention_bwd_dq_kernel[(n_q, b * h)](
+                q, k, v, do, lse, delta, dq_acc,
+                q.stride(0), q.stride(1), q.stride(2),
+                k.stride(0), k.stride(1), k.stride(2),
+                v.stride(0), v.stride(1), v.stride(2),
+                h, lq, lk, n_q, sm_scale * LOG2E,
+                HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, PRECISION=_dot_precision(q.dtype),
+                num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
+            )  # fmt: skip
     if dq_mode == "deferred":
         counts = torch.from_numpy(_turn_counts(plan)).to(q.device)
         dq_acc = reduce_partials(partial, counts).reshape(b * h, lq_pad, d)
@@ -387,7 +398,8 @@ def attention(
     """softmax(QKᵀ·scale)V with DASH's scheduled backward; `deterministic` makes grads bitwise repeatable.
 
     `dq_mode` overrides the reduction: ``ordered`` (deterministic=True on GPU), ``atomic``
-    (deterministic=False) or ``deferred`` (deterministic, the interpreter's stand-in for ordered).
+    (deterministic=False), ``deferred`` (deterministic, the interpreter's stand-in for ordered),
+    ``ordered_lazy``, or ``two_pass`` (deterministic: dQ in a second kernel, no cross-program sum).
     """
     _check_inputs(q, k, v, causal, schedule)
     if dq_mode is not None:

@@ -15,6 +15,11 @@ source of the mode numbers; `DQ_MODE` is compared against the constants below):
   after the next tile's matmuls, so the release fence finds the store already done instead of
   waiting for it; the next KV block waits for that release. Same adds, same order, same bits.
 - ``DQ_ATOMIC`` (non-deterministic): fp32 atomic adds, the order is whatever the hardware does.
+- ``DQ_TWO_PASS`` (deterministic, no cross-program reduction at all): this kernel leaves dQ alone
+  (its dS·K product is dead code the compiler drops) and `attention_bwd_dq_kernel` computes it in a
+  second pass, one program per Q tile walking the KV blocks in order: dQᵢ = Σⱼ dSᵢⱼ Kⱼ with Pᵢⱼ and
+  dSᵢⱼ recomputed (the split of Triton's fused-attention tutorial backward). It costs the recomputed
+  QKᵀ and dO·Vᵀ products (about 2 of the backward's 5 matmuls again) and needs no spin.
 - ``DQ_DEFERRED`` (deterministic, no cross-program waits): each contribution is written to its own
   (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same order
   as ``DQ_ORDERED``, and under the interpreter the same bits (tested); it is how the turn order
@@ -46,6 +51,7 @@ DQ_ORDERED = tl.constexpr(int(DQMode.ORDERED))
 DQ_ATOMIC = tl.constexpr(int(DQMode.ATOMIC))
 DQ_DEFERRED = tl.constexpr(int(DQMode.DEFERRED))
 DQ_ORDERED_LAZY = tl.constexpr(int(DQMode.ORDERED_LAZY))
+DQ_TWO_PASS = tl.constexpr(int(DQMode.TWO_PASS))
 
 
 @triton.jit(do_not_specialize=["n_heads", "len_q", "len_k"])
@@ -343,7 +349,7 @@ def attention_bwd_kernel(
                             _ordered_add(lock, dq_ptrs, dq, acc, seen, turn, row_ok)
                         elif DQ_MODE == DQ_ATOMIC:
                             tl.atomic_add(dq_ptrs, dq, mask=row_ok[:, None], sem="relaxed")
-                        else:  # DQ_DEFERRED
+                        elif DQ_MODE == DQ_DEFERRED:
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             _deferred_store(
                                 DQ_PARTIAL, dq, bh, n_q_tiles, i, turn, max_turns, offs_m0, offs_d, BLOCK_M,
@@ -354,3 +360,52 @@ def attention_bwd_kernel(
                     _store_dk_dv(DK, DV, dk, dv, b, h, cols, kv_mask, stride_db, stride_dh, stride_dm, offs_d,
                                  sm_scale)  # fmt: skip
                 step0 += n_steps
+
+
+# -- backward, two-pass dQ: the second pass ------------------------------------------------------
+
+
+@triton.jit
+def attention_bwd_dq_kernel(
+    Q, K, V, DO, LSE, DELTA, DQ_ACC,
+    stride_qb, stride_qh, stride_qm,
+    stride_kb, stride_kh, stride_kn,
+    stride_vb, stride_vh, stride_vn,
+    n_heads, len_q, len_k, n_q_tiles, qk_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
+):  # fmt: skip
+    """dQᵢ = Σⱼ (Pᵢⱼ ∘ (dOᵢ Vⱼᵀ − Δᵢ)) Kⱼ over KV blocks j in ascending order, for Q tile i =
+    program_id(0) of head program_id(1) (FA-2, Alg. 2, with the KV loop inside); unscaled fp32 into
+    DQ_ACC, as the other modes leave it. The tiles are the first pass's, transposed the same way, so
+    each term is the same product the atomic mode adds."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1).to(tl.int64)
+    b = bh // n_heads
+    h = bh % n_heads
+    offs_m0 = tl.arange(0, BLOCK_M)
+    offs_n0 = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q, do, lse, delta = _load_q_tile(
+        Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q, offs_m0, offs_d, BLOCK_M
+    )  # fmt: skip
+    rows = i * BLOCK_M + offs_m0
+    row_ok = rows < len_q
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    n_kv = tl.cdiv(len_k, BLOCK_N)
+    if CAUSAL:  # KV blocks past the tile's last row are fully masked
+        n_kv = tl.minimum(n_kv, tl.cdiv((i + 1) * BLOCK_M, BLOCK_N))
+    for j in range(0, n_kv):
+        cols, _, k, v = _load_kv_block(
+            K, V, b, h, j, stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn, len_k, offs_n0,
+            offs_d, BLOCK_N,
+        )  # fmt: skip
+        p_t = _recompute_p_t(k, q, lse, rows, cols, row_ok, len_k, qk_scale, CAUSAL, PRECISION)
+        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ
+        ds_t = (p_t * (dp_t - delta[None, :])).to(q.dtype)  # dSᵀ
+        dq += tl.dot(tl.trans(ds_t), k, input_precision=PRECISION)
+    dq_ptrs = DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
+    tl.store(dq_ptrs, dq, mask=row_ok[:, None])

@@ -20,10 +20,13 @@ class DQMode(IntEnum):
     """deterministic: one slot per (tile, turn), summed in turn order afterwards"""
     ORDERED_LAZY = 3
     """deterministic: as ORDERED, each turn released one step late"""
+    TWO_PASS = 4
+    """deterministic: the dK/dV pass skips dQ; a second kernel, one program per Q tile, sums
+    dQ over the KV blocks in order (no cross-program reduction, the score tiles recomputed)"""
 
     @property
     def label(self) -> str:
-        """The `dq_mode` string: ``ordered``, ``atomic``, ``deferred``, ``ordered_lazy``."""
+        """The `dq_mode` string: ``ordered``, ``atomic``, ``deferred``, ``ordered_lazy``, ``two_pass``."""
         return self.name.lower()
 
     @classmethod

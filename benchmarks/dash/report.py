@@ -72,6 +72,43 @@ def two_pass_section(rows: list[dict]) -> str:
     return "\n".join(md) + _table(head, body)
 
 
+def two_pass_plot(rows: list[dict], path: Path) -> Path:
+    """Backward TFLOP/s against length: two-pass, our atomic, the best ordered schedule, flash, cuDNN."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    last = {
+        (r["hdim"], r["causal"], r["seq"]): r
+        for r in rows
+        if r["phase"] == "table" and "bwd_ours_two_pass" in r
+    }
+    fig, axes = plt.subplots(1, 4, figsize=(18, 3.8), sharey=True)
+    for ax, (hdim, causal) in zip(axes, itertools.product((128, 64), (True, False)), strict=True):
+        rs = sorted((r for k, r in last.items() if k[:2] == (hdim, causal)), key=lambda r: r["seq"])
+        seqs = [r["seq"] for r in rs]
+        lines = {
+            "two-pass (deterministic)": [r["bwd_ours_two_pass"] for r in rs],
+            "ours atomic": [r["bwd_ours_atomic"] for r in rs],
+            "best ordered (deterministic)": [max(r[f"bwd_ours_{s}"] for s in SCHEDULES) for r in rs],
+            "SDPA flash": [r["bwd_flash"] for r in rs],
+            "SDPA cuDNN": [r["bwd_cudnn"] for r in rs],
+        }
+        for label, ys in lines.items():
+            ax.plot(seqs, ys, marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"head_dim {hdim}, {'causal' if causal else 'full'}")
+        ax.set_xlabel("sequence length")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("backward TFLOP/s (bf16)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=HERE / "results" / "h200.jsonl")
@@ -81,6 +118,7 @@ def main() -> None:
     rows = [json.loads(line) for line in a.results.read_text().splitlines()]
     if a.two_pass:
         print(two_pass_section(rows))
+        print(f"saved {two_pass_plot(rows, a.results.parent / 'h200_two_pass.png')}")
         return
     env = next(r for r in rows if r["phase"] == "env")
     md = [

@@ -72,6 +72,14 @@ def two_pass_section(rows: list[dict]) -> str:
     return "\n".join(md) + _table(head, body)
 
 
+def _panel(ax, hdim: int, mask: str) -> None:
+    """One (head_dim, mask) panel's axes: log2 lengths, title, grid."""
+    ax.set_xscale("log", base=2)
+    ax.set_title(f"head_dim {hdim}, {mask}")
+    ax.set_xlabel("sequence length")
+    ax.grid(alpha=0.3)
+
+
 def two_pass_plot(rows: list[dict], path: Path) -> Path:
     """Backward TFLOP/s against length: two-pass, our atomic, the best ordered schedule, flash, cuDNN."""
     import matplotlib
@@ -97,10 +105,7 @@ def two_pass_plot(rows: list[dict], path: Path) -> Path:
         }
         for label, ys in lines.items():
             ax.plot(seqs, ys, marker="o", label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"head_dim {hdim}, {'causal' if causal else 'full'}")
-        ax.set_xlabel("sequence length")
-        ax.grid(alpha=0.3)
+        _panel(ax, hdim, "causal" if causal else "full")
     axes[0].set_ylabel("backward TFLOP/s (bf16)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -253,10 +258,7 @@ def main() -> None:
                 ("bwd_cudnn", "SDPA cuDNN", ":v"),
             ]:
                 ax.plot(xs, [r[key] for r in rs], style, label=label)
-            ax.set_xscale("log", base=2)
-            ax.set_title(f"head_dim {hdim}, {mask}")
-            ax.set_xlabel("sequence length")
-            ax.grid(alpha=0.3)
+            _panel(ax, hdim, mask)
     axes[0].set_ylabel("backward TFLOP/s")
     axes[0].legend(fontsize=7)
     fig.suptitle(f"Attention backward on {env['gpu']} (bf16): deterministic schedules vs atomic and SDPA")

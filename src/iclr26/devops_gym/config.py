@@ -42,10 +42,10 @@ class DevOpsConfig:
     max_tokens: int = 256
     """the llm agent's reply length, tokens"""
     history_turns: int = 4
+    """exchanges resent to the model each turn (0: the whole conversation)"""
     prefill_command: bool = True
     """start each llm reply inside a ```bash block (SmolLM2-135M does not keep the format otherwise;
     the paper preset turns it off, as mini-SWE-agent does not prefill)"""
-    """exchanges resent to the model each turn (0: the whole conversation)"""
     command_timeout_s: float = 120.0
     """wall clock of one agent command; then C-c"""
     agent_timeout_s: float = 0.0

@@ -39,6 +39,7 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "lsof",
         "sqlite3",
         "python3-pytest",  # run-tests.sh runs /usr/bin/python3 -m pytest (readable by the sandbox uid)
+        "make",  # the Go release-target task
     ),
 }
 
@@ -61,6 +62,8 @@ PROBES: dict[str, str] = {
     "sysstat": "iostat",
     "lsof": "lsof",
     "sqlite3": "sqlite3",
+    "python3-pytest": "pytest-3",
+    "make": "make",
 }
 
 

@@ -1,19 +1,27 @@
 """DASH on the GPU: correctness, bitwise repeatability and TFLOP/s of every schedule, our atomic
-variant and PyTorch SDPA (flash, efficient, cuDNN), for the README table.
+variant, the spin-free deterministic variants (two-pass dQ, per-KV-block partials; issue 31) and
+PyTorch SDPA (flash, efficient, cuDNN), for the README tables.
 
-    python benchmarks/dash/device_h200.py --out DIR            # ~6 min on one H200
+    python benchmarks/dash/device_h200.py --out DIR --quick    # ~2 min on one H200 (est.)
+    python benchmarks/dash/device_h200.py --out DIR            # ~3.5 min on one H200 (est.)
+    DASH_BENCH_DRY=1 python benchmarks/dash/device_h200.py --out /tmp/dash_dry   # CPU plumbing
 
 Phases, each in its own subprocess with a time limit (a hung spin-wait costs that phase only),
-all appending JSON lines to DIR/results.jsonl:
+all appending JSON lines to DIR/results.jsonl (`--phases` picks some, `--skip` drops some):
   warm     compile every kernel variant in parallel processes (Triton's disk cache)
   check    bf16/fp16 errors against fp32 math, ordered == deferred bitwise, 3-run repeatability,
            a persistent grid of 3 programs (several waves per head)
   sweep    backward tile configs at 16k causal, per head_dim; the best atomic config is used below
   table    seq 1k..16k at 16k tokens (batch = 16k/seq, heads = 2048/head_dim), causal and full:
            forward and backward TFLOP/s (backward FLOPs = 2.5 × forward, forward = 4·B·H·L²·d,
-           half for causal) and a 2-run bitwise check of each backward
+           half for causal), a 2-run bitwise check of each backward, and for each deterministic
+           variant `ratio_to_atomic_<variant>`: its backward TFLOP/s over our atomic backward's at
+           the same shape in the same run
   sdpa_det PyTorch's backends under torch.use_deterministic_algorithms(True), 3 runs, bitwise
-`benchmarks/dash/report.py` turns the JSON lines into the README table and plot.
+`--quick` runs warm, check and table only, without the lazy-release variant (measured before: never
+faster) and at the tiles the earlier sweeps chose, (64, 128, 8 warps, 2 stages). The script exits
+1 when a phase failed or timed out (the other phases still run).
+`benchmarks/dash/report.py` turns the JSON lines into the README tables and plots.
 """
 
 # ruff: noqa: B023  (every closure below is called within the loop iteration that defines it)
@@ -34,11 +42,13 @@ DRY = os.environ.get("DASH_BENCH_DRY") == "1"
 if DRY:  # Triton reads it when first imported; the phases' subprocesses inherit it
     os.environ.setdefault("TRITON_INTERPRET", "1")
 DEVICE = "cpu" if DRY else "cuda"
-SEQS = (64, 128) if DRY else (1024, 2048, 4096, 8192, 16384)
-TOKENS = 128 if DRY else 16384
+SEQS = (32, 64) if DRY else (1024, 2048, 4096, 8192, 16384)
+TOKENS = 64 if DRY else 16384
 HDIMS = (16, 32) if DRY else (64, 128)
 CHECK_LEN = 40 if DRY else 1000
 SCHEDULES = ("ascending", "descending", "shift")
+SPIN_FREE = ("two_pass", "partials")  # deterministic dQ without a cross-program wait (issue 31)
+MODES = ("ordered", "ordered_lazy", "deferred", "atomic", *SPIN_FREE)
 SWEEP = (
     ((16, 16, 4, 1), (16, 32, 4, 1))
     if DRY
@@ -61,7 +71,7 @@ def _setup():
 
 
 def _shape(seq: int, hdim: int) -> tuple[int, int, int, int]:
-    return TOKENS // seq, (64 if DRY else 2048) // hdim, seq, hdim
+    return TOKENS // seq, (32 if DRY else 2048) // hdim, seq, hdim
 
 
 def _timed(fn) -> float:
@@ -119,7 +129,12 @@ def _warm_one(job) -> str:
     return f"{job}"
 
 
-def phase_warm(out: Path, best: dict | None) -> None:
+def _modes(quick: bool) -> tuple[str, ...]:
+    """The dQ modes a run checks and compiles (`--quick`: without the lazy-release variant)."""
+    return tuple(m for m in MODES if not (quick and m == "ordered_lazy"))
+
+
+def phase_warm(out: Path, quick: bool) -> None:
     # One job per compiled variant: (head_dim, mask, dtype, dQ mode, phases, tile config); only
     # causal shift has two phases, so "ascending" stands for every one-phase schedule.
     dtypes = ("float32",) if DRY else ("bfloat16", "float16")
@@ -127,12 +142,14 @@ def phase_warm(out: Path, best: dict | None) -> None:
     for hdim in HDIMS:
         for causal in (False, True):
             schedules = ("ascending", "shift") if causal else ("ascending",)
-            for mode in ("ordered", "atomic", "deferred", "ordered_lazy", "two_pass"):
+            for mode in _modes(quick):
                 for schedule in schedules:
                     if DRY and mode.startswith("ordered") and schedule == "shift":
                         continue  # would deadlock in the interpreter
                     for dt in dtypes:
                         jobs.append((hdim, causal, dt, schedule, mode, SWEEP[0], SEQS[0], None))
+            if quick:  # no sweep: only the default tiles are used
+                continue
             for bwd in SWEEP[1:]:
                 for mode, sch in (("atomic", "ascending"), ("ordered", "shift"), ("ordered", "ascending")):
                     if not (DRY and mode == "ordered") and (causal or sch == "ascending"):
@@ -149,14 +166,14 @@ def phase_warm(out: Path, best: dict | None) -> None:
     _emit(out, phase="warm", jobs=len(results), seconds=round(time.time() - t0, 1))
 
 
-def phase_check(out: Path) -> None:
+def phase_check(out: Path, quick: bool) -> None:
     torch, A = _setup()
     import torch.nn.functional as F
 
     for dtype in (torch.float32,) if DRY else (torch.bfloat16, torch.float16):
         for hdim in HDIMS:
             for causal in (False, True):
-                shape = (2, 4, CHECK_LEN, hdim)  # 1000: tails in every tile size
+                shape = (1, 2, CHECK_LEN, hdim) if DRY else (2, 4, CHECK_LEN, hdim)  # tails in every tile
                 q, k, v, do = _make(torch, shape, dtype, seed=1)
                 qf, kf, vf = (x.detach().float().requires_grad_() for x in (q, k, v))
                 of = F.scaled_dot_product_attention(qf, kf, vf, is_causal=causal)
@@ -165,14 +182,12 @@ def phase_check(out: Path) -> None:
                     for programs in (None, 3):  # 3: a head's 8 KV blocks run in 3 waves
                         cfg = _cfg(A, SWEEP[0], programs)
                         res = {}
-                        modes = ("ordered", "ordered_lazy", "deferred", "atomic", "two_pass")
-                        if DRY and schedule == "shift":
-                            modes = ("deferred", "atomic", "two_pass")
-                        if DRY and programs == 3:
-                            modes = ("deferred", "atomic", "two_pass")
+                        modes = _modes(quick)
+                        if DRY and (schedule == "shift" or programs == 3):  # a spin would deadlock
+                            modes = tuple(m for m in modes if not m.startswith("ordered"))
                         for mode in modes:
                             runs = []
-                            for _ in range(3 if mode != "deferred" else 1):
+                            for _ in range(1 if mode == "deferred" else 2 if DRY else 3):
                                 det = mode != "atomic"
                                 o = A.attention(q, k, v, causal, schedule=schedule, deterministic=det,
                                                 dq_mode=mode, config=cfg)  # fmt: skip
@@ -191,8 +206,10 @@ def phase_check(out: Path) -> None:
                             if "ordered" in res
                             else None,
                             lazy_equals_ordered=_bits_equal(torch, res["ordered"][0], res["ordered_lazy"][0])
-                            if "ordered" in res
+                            if "ordered" in res and "ordered_lazy" in res
                             else None,
+                            partials_equals_two_pass=_bits_equal(torch, res["partials"][0],
+                                                                 res["two_pass"][0]),
                         )  # fmt: skip
 
 
@@ -265,7 +282,7 @@ def _lazy_ok(out: Path) -> bool:
         return False
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     checks = [r for r in rows if r.get("phase") == "check"]
-    meta = [r for r in rows if r.get("phase") == "meta" and r.get("ran") == ["--phase", "check"]]
+    meta = [r for r in rows if r.get("phase") == "meta" and r.get("ran", [])[:2] == ["--phase", "check"]]
     return (
         bool(checks)
         and all(m["rc"] == 0 for m in meta)
@@ -275,7 +292,7 @@ def _lazy_ok(out: Path) -> bool:
     )
 
 
-def phase_table(out: Path, hdim: int, causal: bool) -> None:
+def phase_table(out: Path, hdim: int, causal: bool, quick: bool) -> None:
     torch, A = _setup()
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -296,13 +313,14 @@ def phase_table(out: Path, hdim: int, causal: bool) -> None:
         fwd_ms = _timed(lambda c=cfg: A.attention_forward(q, k, v, causal, d**-0.5, c))
         row["fwd_ours"] = fl / fwd_ms / 1e9
         variants = [(f"ours_{s}", s, det_mode, cfg_det) for s in SCHEDULES]
-        if _lazy_ok(out):
+        if not quick and _lazy_ok(out):
             variants += [(f"ours_{s}_lazy", s, "ordered_lazy", cfg_det) for s in SCHEDULES]
-        variants += [
-            ("ours_two_pass", "ascending", "two_pass", cfg),  # the dK/dV pass on the atomic's tiles
-            ("ours_atomic", "ascending", "atomic", cfg),
-            ("ours_atomic_detcfg", "ascending", "atomic", cfg_det),
-        ]
+        # The spin-free variants run the dK/dV pass on the atomic's tiles; their dQ sum has no
+        # order across programs left for a schedule to set, so ascending stands for all three.
+        variants += [(f"ours_{m}", "ascending", m, cfg) for m in SPIN_FREE]
+        variants += [("ours_atomic", "ascending", "atomic", cfg)]
+        if bwd_det != bwd:
+            variants += [("ours_atomic_detcfg", "ascending", "atomic", cfg_det)]
         for name, sch, mode, c_ in variants:
             try:
                 ms, rep = _bench_ours(torch, A, q, k, v, do, causal, sch, mode, c_)
@@ -349,7 +367,11 @@ def phase_sdpa_det(out: Path) -> None:
                 _emit(out, phase="sdpa_det", causal=causal, backend=name, error=repr(e)[:300])
 
 
-def _run_phase(out: Path, args: list[str], limit: float) -> None:
+PHASES = ("warm", "check", "sweep", "table", "sdpa_det")
+
+
+def _run_phase(out: Path, args: list[str], limit: float) -> int | str:
+    """Run one phase in a subprocess; its exit status, or "timeout"."""
     t0 = time.time()
     try:
         p = subprocess.run([sys.executable, __file__, "--out", str(out), *args], timeout=limit)
@@ -357,26 +379,34 @@ def _run_phase(out: Path, args: list[str], limit: float) -> None:
     except subprocess.TimeoutExpired:
         rc = "timeout"
     _emit(out, phase="meta", ran=args, rc=rc, seconds=round(time.time() - t0, 1))
+    return rc
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--phase", default=None)
+    ap.add_argument("--phase", default=None, help="internal: run this one phase in this process")
     ap.add_argument("--hdim", type=int, default=128)
     ap.add_argument("--causal", type=int, default=1)
     ap.add_argument("--skip", default="", help="comma-separated phases to skip")
+    ap.add_argument("--phases", default=None, help=f"comma-separated phases to run, of {','.join(PHASES)}")
+    ap.add_argument("--quick", action="store_true", help="warm, check, table only; no lazy-release variant")
     a = ap.parse_args()
+    wanted = set(a.phases.split(",")) if a.phases else {"warm", "check", "table"} if a.quick else set(PHASES)
+    unknown = (wanted | set(filter(None, a.skip.split(",")))) - set(PHASES)
+    if unknown:
+        ap.error(f"unknown phase(s) {sorted(unknown)}; phases are {', '.join(PHASES)}")
+    wanted -= set(a.skip.split(","))
     a.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TRITON_PRINT_AUTOTUNING", "0")
     if a.phase == "warm":
-        return phase_warm(a.out, None)
+        return phase_warm(a.out, a.quick)
     if a.phase == "check":
-        return phase_check(a.out)
+        return phase_check(a.out, a.quick)
     if a.phase == "sweep":
         return phase_sweep(a.out)
     if a.phase == "table":
-        return phase_table(a.out, a.hdim, bool(a.causal))
+        return phase_table(a.out, a.hdim, bool(a.causal), a.quick)
     if a.phase == "sdpa_det":
         return phase_sdpa_det(a.out)
     import torch
@@ -389,13 +419,17 @@ def main() -> None:
     )
     _emit(a.out, phase="env", gpu=gpu, sms=sms, torch=torch.__version__,
           triton=triton.__version__, date=time.strftime("%Y-%m-%d %H:%M:%S %Z"))  # fmt: skip
-    skip = set(a.skip.split(","))
     plan = [("warm", [], 120), ("check", [], 60), ("sweep", [], 60)]
     plan += [("table", ["--hdim", str(h), "--causal", str(c)], 50) for h in HDIMS[::-1] for c in (1, 0)]
     plan += [("sdpa_det", [], 25)]
+    failed = []
     for name, extra, limit in plan:
-        if name not in skip:
-            _run_phase(a.out, ["--phase", name, *extra], limit)
+        if name in wanted:
+            args = ["--phase", name, *extra, *(["--quick"] if a.quick else [])]
+            if _run_phase(a.out, args, limit * (4 if DRY else 1)) != 0:  # the interpreter is slow
+                failed.append(" ".join(args))
+    if failed:
+        sys.exit(f"phases that failed or timed out: {failed}")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,12 @@
 predicted schedule ranking beside the measured one.
 
     python benchmarks/dash/report.py [--results benchmarks/dash/results/h200.jsonl]
+    python benchmarks/dash/report.py --results RUN.jsonl --spin-free   # issue 31's table and plot
 
-Writes `results/report.md` and `results/h200_backward.png` next to the JSON lines.
+Writes `report.md` and `h200_backward.png` next to the JSON lines; with `--spin-free` (alias
+`--two-pass`) prints the spin-free variants' table (two-pass dQ, per-KV-block partials, each with its
+`ratio_to_atomic`) and draws `<results stem>.png` beside the JSON lines. Variants a run did not
+time are left out, so older runs give their old tables.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from iclr26.dash.simulator import compare_schedules
 
 SCHEDULES = ("ascending", "descending", "shift")
+SPIN_FREE = {"two_pass": "two-pass", "partials": "partials"}  # dq_mode -> label
 HERE = Path(__file__).resolve().parent
 
 
@@ -44,31 +49,61 @@ def _table(head: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def two_pass_section(rows: list[dict]) -> str:
-    """Issue 31's table: two-pass dQ against our atomic backward (`ratio_to_atomic`), the best
-    ordered-spin schedule, and SDPA flash and cuDNN, in backward TFLOP/s."""
-    checks = [r for r in rows if r["phase"] == "check" and "two_pass" in r["max_err"]]
-    worst = max((max(r["max_err"]["two_pass"]) - max(r["max_err"]["atomic"]) for r in checks), default=0.0)
-    md = [
-        f"- Check phase: {len(checks)} cases (bf16/fp16 × head_dim 64/128 × causal/full × 3 schedules × "
-        f"2 grids, length 1000): two-pass bitwise repeatable over 3 runs in "
-        f"{sum(bool(r['repeatable']['two_pass']) for r in checks)}/{len(checks)}; its largest error against "
-        f"fp32 SDPA minus the atomic backward's: {worst:.1e}.",
-        "",
-    ]
-    head = ["head_dim", "mask", "seq", "atomic", "two-pass", "two-pass / atomic", "best ordered / atomic",
-            "flash", "cuDNN", "two-pass / flash"]  # fmt: skip
-    body = []
+def _spin_free_in(rows: list[dict]) -> list[str]:
+    """The spin-free dQ modes (issue 31) that the run's table phase timed."""
+    return [m for m in SPIN_FREE if any(f"bwd_ours_{m}" in r for r in rows if r["phase"] == "table")]
+
+
+def _ratio(r: dict, mode: str) -> float:
+    """A variant's backward TFLOP/s over our atomic backward's at the same shape in the same run."""
+    return r.get(f"ratio_to_atomic_ours_{mode}", r[f"bwd_ours_{mode}"] / r["bwd_ours_atomic"])
+
+
+def _latest_table_rows(rows: list[dict], modes: list[str]) -> list[dict]:
+    """The latest table row per (head_dim, mask, seq) that timed `modes`, head_dim 128 first."""
     last = {
         (r["hdim"], r["causal"], r["seq"]): r
         for r in rows
-        if r["phase"] == "table" and "bwd_ours_two_pass" in r
+        if r["phase"] == "table" and all(f"bwd_ours_{m}" in r for m in modes)
     }
-    for r in sorted(last.values(), key=lambda r: (-r["hdim"], not r["causal"], r["seq"])):  # the latest run
+    return sorted(last.values(), key=lambda r: (-r["hdim"], not r["causal"], r["seq"]))
+
+
+def spin_free_section(rows: list[dict]) -> str:
+    """Issue 31's table: the spin-free deterministic variants against our atomic backward
+    (`ratio_to_atomic`), the best ordered-spin schedule, and SDPA flash and cuDNN, in backward
+    TFLOP/s; above it, each variant's check-phase repeatability and error."""
+    modes = _spin_free_in(rows)
+    md = []
+    for m in modes:
+        checks = [r for r in rows if r["phase"] == "check" and m in r["max_err"]]
+        worst = max((max(r["max_err"][m]) - max(r["max_err"]["atomic"]) for r in checks), default=0.0)
+        md.append(
+            f"- Check phase: {len(checks)} cases (bf16/fp16 × head_dim 64/128 × causal/full × 3 schedules × "
+            f"2 grids, length 1000): {SPIN_FREE[m]} bitwise repeatable over 3 runs in "
+            f"{sum(bool(r['repeatable'][m]) for r in checks)}/{len(checks)}; its largest error against "
+            f"fp32 SDPA minus the atomic backward's: {worst:.1e}."
+        )
+    same = [
+        r["partials_equals_two_pass"]
+        for r in rows
+        if r["phase"] == "check" and "partials_equals_two_pass" in r
+    ]
+    if same:
+        md.append(
+            f"- Partials give the same bits as two-pass (O, dQ, dK, dV) in {sum(same)}/{len(same)} cases."
+        )
+    md.append("")
+    labels = [SPIN_FREE[m] for m in modes]
+    head = ["head_dim", "mask", "seq", "atomic", *labels, *(f"{x} / atomic" for x in labels),
+            "best ordered / atomic", "flash", "cuDNN", *(f"{x} / flash" for x in labels)]  # fmt: skip
+    body = []
+    for r in _latest_table_rows(rows, modes):
         ordered = max(r.get(f"ratio_to_atomic_ours_{s}", 0.0) for s in SCHEDULES)
+        flash, cudnn = r.get("bwd_flash", math.nan), r.get("bwd_cudnn", math.nan)  # nan: backend failed
         body.append([r["hdim"], "causal" if r["causal"] else "full", r["seq"], r["bwd_ours_atomic"],
-                     r["bwd_ours_two_pass"], r["ratio_to_atomic_ours_two_pass"], ordered, r["bwd_flash"],
-                     r["bwd_cudnn"], r["bwd_ours_two_pass"] / r["bwd_flash"]])  # fmt: skip
+                     *(r[f"bwd_ours_{m}"] for m in modes), *(_ratio(r, m) for m in modes), ordered,
+                     flash, cudnn, *(r[f"bwd_ours_{m}"] / flash for m in modes)])  # fmt: skip
     return "\n".join(md) + _table(head, body)
 
 
@@ -80,28 +115,26 @@ def _panel(ax, hdim: int, mask: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def two_pass_plot(rows: list[dict], path: Path) -> Path:
-    """Backward TFLOP/s against length: two-pass, our atomic, the best ordered schedule, flash, cuDNN."""
+def spin_free_plot(rows: list[dict], path: Path) -> Path:
+    """Backward TFLOP/s against length: the spin-free variants, our atomic, the best ordered
+    schedule, flash, cuDNN."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    last = {
-        (r["hdim"], r["causal"], r["seq"]): r
-        for r in rows
-        if r["phase"] == "table" and "bwd_ours_two_pass" in r
-    }
+    modes = _spin_free_in(rows)
+    last = _latest_table_rows(rows, modes)
     fig, axes = plt.subplots(1, 4, figsize=(18, 3.8), sharey=True)
     for ax, (hdim, causal) in zip(axes, itertools.product((128, 64), (True, False)), strict=True):
-        rs = sorted((r for k, r in last.items() if k[:2] == (hdim, causal)), key=lambda r: r["seq"])
+        rs = sorted((r for r in last if (r["hdim"], r["causal"]) == (hdim, causal)), key=lambda r: r["seq"])
         seqs = [r["seq"] for r in rs]
-        lines = {
-            "two-pass (deterministic)": [r["bwd_ours_two_pass"] for r in rs],
+        lines = {f"{SPIN_FREE[m]} (deterministic)": [r[f"bwd_ours_{m}"] for r in rs] for m in modes}
+        lines |= {
             "ours atomic": [r["bwd_ours_atomic"] for r in rs],
             "best ordered (deterministic)": [max(r[f"bwd_ours_{s}"] for s in SCHEDULES) for r in rs],
-            "SDPA flash": [r["bwd_flash"] for r in rs],
-            "SDPA cuDNN": [r["bwd_cudnn"] for r in rs],
+            "SDPA flash": [r.get("bwd_flash", math.nan) for r in rs],
+            "SDPA cuDNN": [r.get("bwd_cudnn", math.nan) for r in rs],
         }
         for label, ys in lines.items():
             ax.plot(seqs, ys, marker="o", label=label)
@@ -118,12 +151,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=HERE / "results" / "h200.jsonl")
     ap.add_argument("--r", type=float, default=0.25, help="reduction/compute cost ratio for the DAG model")
-    ap.add_argument("--two-pass", action="store_true", help="print only the two-pass dQ table (issue 31)")
+    ap.add_argument(
+        "--spin-free",
+        "--two-pass",
+        action="store_true",
+        help="print only the spin-free variants' table (issue 31) and draw <results stem>.png",
+    )
     a = ap.parse_args()
     rows = [json.loads(line) for line in a.results.read_text().splitlines()]
-    if a.two_pass:
-        print(two_pass_section(rows))
-        print(f"saved {two_pass_plot(rows, a.results.parent / 'h200_two_pass.png')}")
+    if a.spin_free:
+        print(spin_free_section(rows))
+        print(f"saved {spin_free_plot(rows, a.results.with_suffix('.png'))}")
         return
     env = next(r for r in rows if r["phase"] == "env")
     md = [
@@ -137,7 +175,11 @@ def main() -> None:
     for r in checks:
         err = max(max(v) for v in r["max_err"].values())
         by_dtype[r["dtype"]] = max(by_dtype.get(r["dtype"], 0.0), err)
-    det_rep = all(r["repeatable"]["ordered"] and r["repeatable"]["ordered_lazy"] for r in checks)
+    det_modes = [
+        m for m in ("ordered", "ordered_lazy", *SPIN_FREE) if any(m in r["repeatable"] for r in checks)
+    ]
+    det_rep = {m: all(r["repeatable"][m] for r in checks if m in r["repeatable"]) for m in det_modes}
+    lazy_same = [r["lazy_equals_ordered"] for r in checks if r.get("lazy_equals_ordered") is not None]
     md += [
         "### Correctness and repeatability (check phase)",
         "",
@@ -146,9 +188,9 @@ def main() -> None:
         "over O, dQ, dK, dV: "
         + ", ".join(f"{k.replace('torch.', '')} {v:.4f}" for k, v in by_dtype.items())
         + ".",
-        "- Deterministic backward (ordered and lazy-release) bitwise equal over 3 runs in every case: "
-        f"{det_rep}. Lazy release gives the same bits as eager: "
-        f"{all(r['lazy_equals_ordered'] for r in checks)}.",
+        "- Deterministic backward bitwise equal over 3 runs in every case: "
+        + ", ".join(f"{m} {ok}" for m, ok in det_rep.items())
+        + (f". Lazy release gives the same bits as eager: {all(lazy_same)}." if lazy_same else "."),
         f"- In-kernel ordered sum equals the deferred fixed-order sum bitwise: "
         f"{sum(bool(r['ordered_equals_deferred']) for r in checks)}/{len(checks)} cases (see the README).",
         "",
@@ -169,6 +211,8 @@ def main() -> None:
         ]
 
     table_rows = [r for r in rows if r["phase"] == "table"]
+    has_lazy = any("bwd_ours_ascending_lazy" in r for r in table_rows)  # not in --quick runs
+    spin_free = _spin_free_in(rows)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -188,15 +232,26 @@ def main() -> None:
             for r in rs:
                 det = {s: r[f"bwd_ours_{s}"] for s in SCHEDULES}
                 best = max(det.values())
-                lazy = [r.get(f"bwd_ours_{s}_lazy", float("nan")) for s in SCHEDULES]
+                lazy = [r.get(f"bwd_ours_{s}_lazy", float("nan")) for s in SCHEDULES] if has_lazy else []
+                free = [r.get(f"bwd_ours_{m}", float("nan")) for m in spin_free]
+                free_ratio = [_ratio(r, m) if f"bwd_ours_{m}" in r else float("nan") for m in spin_free]
                 sdpa = [r["bwd_flash"], r["bwd_efficient"], r["bwd_cudnn"]]
                 gains = [
                     best / r["bwd_ours_atomic"],
+                    *free_ratio,
                     det["descending"] / det["ascending"],
                     det["shift"] / det["ascending"],
                 ]
                 body.append(
-                    [r["seq"], *(det[s] for s in SCHEDULES), *lazy, r["bwd_ours_atomic"], *sdpa, *gains]
+                    [
+                        r["seq"],
+                        *(det[s] for s in SCHEDULES),
+                        *lazy,
+                        *free,
+                        r["bwd_ours_atomic"],
+                        *sdpa,
+                        *gains,
+                    ]
                 )
                 b, h = r["batch"], r["heads"]
                 bm, bn = r["bwd_cfg_det"][0], r["bwd_cfg_det"][1]
@@ -215,18 +270,21 @@ def main() -> None:
                 f"(batch = 16k/seq, heads = {2048 // hdim})",
                 "",
                 f"Tiles: deterministic {rs[0]['bwd_cfg_det']}, atomic {rs[0]['bwd_cfg']} "
-                "(BLOCK_M, BLOCK_N, warps, stages; each the best of the sweep for its mode).",
+                "(BLOCK_M, BLOCK_N, warps, stages; each the best of the sweep for its mode; the spin-free "
+                "variants use the atomic's).",
                 "",
                 _table(
                     [
                         "seq",
                         *(f"{s} (det.)" for s in SCHEDULES),
-                        *(f"{s} lazy" for s in SCHEDULES),
+                        *(f"{s} lazy" for s in SCHEDULES if has_lazy),
+                        *(f"{SPIN_FREE[m]} (det.)" for m in spin_free),
                         "ours atomic",
                         "SDPA flash",
                         "SDPA efficient",
                         "SDPA cuDNN",
-                        "best det. / atomic",
+                        "best ordered / atomic",
+                        *(f"{SPIN_FREE[m]} / atomic" for m in spin_free),
                         "desc./asc.",
                         "shift/asc.",
                     ],
@@ -253,11 +311,12 @@ def main() -> None:
             xs = [r["seq"] for r in rs]
             for key, label, style in [
                 *((f"bwd_ours_{s}", f"{s} (det.)", "-o") for s in SCHEDULES),
+                *((f"bwd_ours_{m}", f"{SPIN_FREE[m]} (det.)", "-.D") for m in spin_free),
                 ("bwd_ours_atomic", "ours atomic", "--s"),
                 ("bwd_flash", "SDPA flash", ":^"),
                 ("bwd_cudnn", "SDPA cuDNN", ":v"),
             ]:
-                ax.plot(xs, [r[key] for r in rs], style, label=label)
+                ax.plot(xs, [r.get(key, float("nan")) for r in rs], style, label=label)
             _panel(ax, hdim, mask)
     axes[0].set_ylabel("backward TFLOP/s")
     axes[0].legend(fontsize=7)
@@ -285,6 +344,13 @@ def main() -> None:
         ),
         "",
     ]
+    if spin_free:
+        md += [
+            "### Spin-free deterministic variants (issue 31), backward TFLOP/s",
+            "",
+            spin_free_section(rows),
+            "",
+        ]
     (a.results.parent / "report.md").write_text("\n".join(md))
     print("\n".join(md))
 

@@ -19,6 +19,7 @@ from iclr26.dash.flash_attention import (
     launch_plan,
     reduce_partials,
     reference_attention,
+    sum_kv_partials,
 )
 from iclr26.dash.modes import DQ_MODES, DQMode
 from iclr26.dash.schedules import SCHEDULES
@@ -44,7 +45,7 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("schedule", SCHEDULES)
-@pytest.mark.parametrize("mode", ["ordered", "atomic", "deferred", "ordered_lazy", "two_pass"])
+@pytest.mark.parametrize("mode", ["ordered", "atomic", "deferred", "ordered_lazy", "two_pass", "partials"])
 def test_matches_reference_fp32(causal, schedule, mode):
     q, k, v = _inputs()
     ref = _grads(lambda a, b, c: reference_attention(a, b, c, causal), q, k, v)
@@ -130,17 +131,23 @@ def test_deterministic_is_bitwise_repeatable(causal):
             assert torch.equal(_bits(x), _bits(y)), schedule
 
 
+@pytest.mark.parametrize("mode", ["two_pass", "partials"])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize(("d", "lq", "lk"), [(16, 37, 37), (32, 45, 45), (64, 24, 50), (128, 33, 33)])
-def test_two_pass_dq_matches_float64_and_repeats_bitwise(causal, d, lq, lk):
-    """Two-pass dQ (issue 31, variant a) for every head dim the tests reach, both masks and odd
-    lengths: equal to the float64 reference within fp32 tolerance, and the same bits on a rerun."""
+@pytest.mark.parametrize(
+    ("d", "lq", "lk"), [(16, 37, 37), (32, 45, 45), (64, 24, 50), (128, 33, 33), (256, 19, 19)]
+)
+def test_spin_free_dq_matches_float64_and_repeats_bitwise(mode, causal, d, lq, lk):
+    """The spin-free deterministic dQ modes (issue 31: two-pass, per-KV-block partials) for every
+    head dim, both masks and odd lengths: equal to the float64 reference within fp32 tolerance, and
+    the same bits on a rerun. Partials run under shift, whose causal plan pairs two KV blocks per
+    program (two phases), so the workspace slices come from both phases."""
     if causal and lq != lk:
         pytest.skip("causal needs square attention here")
+    schedule = "shift" if mode == "partials" else "ascending"
     q, k, v = _inputs(b=1, h=2, lq=lq, lk=lk, d=d, seed=17 + d)
     ref = _grads(lambda a, b, c: reference_attention(a.double(), b.double(), c.double(), causal), q, k, v)
     runs = [
-        _grads(lambda a, b, c: attention(a, b, c, causal, schedule="ascending", dq_mode="two_pass"), q, k, v)
+        _grads(lambda a, b, c: attention(a, b, c, causal, schedule=schedule, dq_mode=mode), q, k, v)
         for _ in range(2)
     ]
     for name, x, y in zip(("o", "dq", "dk", "dv"), runs[0], ref, strict=True):
@@ -148,6 +155,54 @@ def test_two_pass_dq_matches_float64_and_repeats_bitwise(causal, d, lq, lk):
         assert err < 5e-5, f"{name}: max err {err:.2e}"
     for x, y in zip(*runs, strict=True):
         assert torch.equal(_bits(x), _bits(y))
+
+
+@pytest.mark.skipif(not interpreting(), reason="on a GPU the compiler may fuse the add into the MMA (README)")
+@pytest.mark.parametrize("causal", [False, True])
+def test_partials_sum_in_kv_order_under_every_schedule(causal):
+    """Partials sum dQ in ascending KV order whatever the schedule: the same dQ bits under all three,
+    equal to the deferred sum under ascending (FA3's turn order) and to the two-pass sum."""
+    q, k, v = _inputs(b=1, h=2, lq=45, lk=45, d=16, dtype=torch.float16, seed=23)
+    dq = {
+        s: _grads(lambda a, b, c, s=s: attention(a, b, c, causal, schedule=s, dq_mode="partials"), q, k, v)[1]
+        for s in SCHEDULES
+    }
+    for mode in ("deferred", "two_pass"):
+        dq[mode] = _grads(
+            lambda a, b, c, m=mode: attention(a, b, c, causal, schedule="ascending", dq_mode=m), q, k, v
+        )[1]
+    for name, x in dq.items():
+        assert torch.equal(_bits(x), _bits(dq["ascending"])), name
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("n_q", "n_kv", "bm", "bn"), [(5, 5, 16, 16), (6, 3, 16, 32), (3, 6, 32, 16)])
+def test_partials_reads_exactly_the_slices_each_plan_writes(causal, n_q, n_kv, bm, bn):
+    """The partials workspace is not zeroed: the sum must read, for each Q tile, exactly the KV
+    blocks that every schedule's plan sends there. Slices no plan writes hold NaN here; the sum of
+    the written ones must come out finite and equal to the ascending-order sum, bitwise."""
+    bh, d = 2, 16
+    len_q = n_q * bm - 3  # tails in the last Q tile and KV block
+    len_k = len_q if causal else n_kv * bn - 5
+    assert -(-len_k // bn) == n_kv
+    g = torch.Generator().manual_seed(29)
+    values = torch.randn(n_kv, bh, n_q * bm, d, generator=g)
+    for schedule in SCHEDULES:
+        for programs in (1 << 30, 2):  # one program per work item; waves of 2 (padded slots)
+            plan = launch_plan(schedule, causal, n_q, n_kv, bm, bn, bh, programs).plan
+            partial = torch.full_like(values, float("nan"))
+            for i, blocks in plan.contributors().items():
+                for j in blocks:
+                    partial[j, :, i * bm : (i + 1) * bm] = values[j, :, i * bm : (i + 1) * bm]
+            dq = sum_kv_partials(partial, torch.zeros(bh, n_q * bm, d), len_q, len_k, causal, bm, bn)
+            for i, blocks in plan.contributors().items():
+                rows = slice(i * bm, min((i + 1) * bm, len_q))
+                expect = values[0, :, rows].clone()
+                for j in sorted(blocks)[1:]:
+                    expect = expect + values[j, :, rows]
+                assert sorted(blocks) == list(range(len(blocks))), (schedule, i, blocks)
+                assert torch.equal(dq[:, rows], expect), (schedule, programs, i)
+            assert not dq[:, len_q:].any(), "rows past len_q are left alone"
 
 
 def test_deferred_sums_in_turn_order():
@@ -256,7 +311,7 @@ def test_dq_modes_have_one_source():
     """The kernel's mode constants, the `dq_mode` names and `DQMode` are one table."""
     from iclr26.dash import kernels
 
-    assert DQ_MODES == ("ordered", "atomic", "deferred", "ordered_lazy", "two_pass")
+    assert DQ_MODES == ("ordered", "atomic", "deferred", "ordered_lazy", "two_pass", "partials")
     for mode in DQMode:
         assert int(getattr(kernels, f"DQ_{mode.name}")) == mode.value
         assert DQMode.from_label(mode.label) is mode

@@ -247,6 +247,31 @@ def reduce_partials(partial: torch.Tensor, counts: torch.Tensor) -> torch.Tensor
     return acc
 
 
+def sum_kv_partials(
+    partial: torch.Tensor,
+    dq_acc: torch.Tensor,
+    len_q: int,
+    len_k: int,
+    causal: bool,
+    block_m: int,
+    block_n: int,
+) -> torch.Tensor:
+    """Sum the ``partials`` workspace over KV blocks in ascending order into `dq_acc`: dQᵢ =
+    ((dQᵢ₀ + dQᵢ₁) + dQᵢ₂) + ..., reading only the blocks that reach Q tile i.
+
+    `partial` is (N_kv, BH, L_pad, D) fp32 (L_pad = Q tiles × `block_m`), `dq_acc` (BH, L_pad, D)
+    fp32; rows from `len_q` on are left as they were.
+    """
+    bh, lq_pad, d = dq_acc.shape
+    with _on_device(partial):
+        _kernels().attention_bwd_dq_reduce_kernel[(lq_pad // block_m, bh)](
+            partial, dq_acc, len_q, len_k, lq_pad // block_m, bh,
+            HEAD_DIM=d, CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n,
+            num_warps=4,  # a streaming sum: no matmul to feed
+        )  # fmt: skip
+    return dq_acc
+
+
 def attention_backward(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -287,6 +312,8 @@ def attention_backward(
                 "test mode: use 'ordered', which sums in the same order, at this size"
             )
         partial = torch.zeros((b * h, n_q, max_turns, bm, d), device=q.device, dtype=torch.float32)
+    elif dq_mode == "partials":  # one fp32 dQ slice per KV block; each slice read was written first
+        partial = torch.empty((n_kv, b * h, lq_pad, d), device=q.device, dtype=torch.float32)
     else:
         partial = dq_acc  # unused
     dk = torch.empty_like(k)
@@ -295,7 +322,7 @@ def attention_backward(
     prefetch = cfg.prefetch if cfg.prefetch is not None else d <= 64
     with _on_device(q):
         attention_bwd_kernel[(min(launch.programs, n_items),)](
-        q, k, v, do,     lse, delta, dq_acc, partial, dk, dv, locks,
+            q, k, v, do, lse, delta, dq_acc, partial, dk, dv, locks,
             plan_kv, plan_len, plan_q, plan_turn,
             q.stride(0), q.stride(1), q.stride(2),
             k.stride(0), k.stride(1), k.stride(2),
@@ -318,6 +345,8 @@ def attention_backward(
                 HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, PRECISION=_dot_precision(q.dtype),
                 num_warps=cfg.bwd_warps, num_stages=cfg.bwd_stages,
             )  # fmt: skip
+    if dq_mode == "partials":
+        sum_kv_partials(partial, dq_acc, lq, lk, causal, bm, bn)
     if dq_mode == "deferred":
         counts = torch.from_numpy(_turn_counts(plan)).to(q.device)
         dq_acc = reduce_partials(partial, counts).reshape(b * h, lq_pad, d)
@@ -399,7 +428,10 @@ def attention(
 
     `dq_mode` overrides the reduction: ``ordered`` (deterministic=True on GPU), ``atomic``
     (deterministic=False), ``deferred`` (deterministic, the interpreter's stand-in for ordered),
-    ``ordered_lazy``, or ``two_pass`` (deterministic: dQ in a second kernel, no cross-program sum).
+    ``ordered_lazy``, ``two_pass`` (deterministic: dQ in a second kernel, no cross-program sum) or
+    ``partials`` (deterministic: each KV block's dQ in its own fp32 slice, summed in KV order by a
+    second kernel; n_kv_blocks × dQ's size of workspace). `schedule` sets the dK/dV pass's visit
+    order in every mode; only the spin-ordered modes (and ``deferred``) sum dQ in its turn order.
     """
     _check_inputs(q, k, v, causal, schedule)
     if dq_mode is not None:

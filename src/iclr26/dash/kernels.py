@@ -1,5 +1,5 @@
 """Triton kernels: a FlashAttention-2-style forward that saves the log-sum-exp, and a backward that
-computes dK, dV per KV block and accumulates dQ in one of four ways.
+computes dK, dV per KV block and accumulates dQ in one of six ways.
 
 Backward, per work item (one KV block j of one head, or a pair of blocks for causal shift):
 for each Q tile i the plan lists (DASH §3),
@@ -20,6 +20,12 @@ source of the mode numbers; `DQ_MODE` is compared against the constants below):
   second pass, one program per Q tile walking the KV blocks in order: dQᵢ = Σⱼ dSᵢⱼ Kⱼ with Pᵢⱼ and
   dSᵢⱼ recomputed (the split of Triton's fused-attention tutorial backward). It costs the recomputed
   QKᵀ and dO·Vᵀ products (about 2 of the backward's 5 matmuls again) and needs no spin.
+- ``DQ_PARTIALS`` (deterministic, no spin, no recomputation): each KV block j writes its
+  contribution dSᵢⱼ Kⱼ to its own slice of an fp32 workspace [n_kv_blocks, B·H, L, d], and
+  `attention_bwd_dq_reduce_kernel`, one program per Q tile, sums the slices in ascending j:
+  dQᵢ = ((dQᵢ₀ + dQᵢ₁) + dQᵢ₂) + ... The order is fixed by j alone, so every schedule gives the
+  same dQ bits. It costs n_kv_blocks × dQ's size in memory, written once and read once (at 16k
+  tokens, head_dim 128, 128-row KV blocks: 16 GiB).
 - ``DQ_DEFERRED`` (deterministic, no cross-program waits): each contribution is written to its own
   (tile, turn) slot and `reduce_partials` sums the slots in turn order afterwards. The same order
   as ``DQ_ORDERED``, and under the interpreter the same bits (tested); it is how the turn order
@@ -52,6 +58,7 @@ DQ_ATOMIC = tl.constexpr(int(DQMode.ATOMIC))
 DQ_DEFERRED = tl.constexpr(int(DQMode.DEFERRED))
 DQ_ORDERED_LAZY = tl.constexpr(int(DQMode.ORDERED_LAZY))
 DQ_TWO_PASS = tl.constexpr(int(DQMode.TWO_PASS))
+DQ_PARTIALS = tl.constexpr(int(DQMode.PARTIALS))
 
 
 @triton.jit(do_not_specialize=["n_heads", "len_q", "len_k"])
@@ -247,6 +254,16 @@ def _deferred_store(DQ_PARTIAL, dq, bh, n_q_tiles, i, turn, max_turns, offs_m0, 
     tl.store(part, dq)
 
 
+@triton.jit
+def _partials_store(DQ_PARTIAL, dq, j, bh, n_bh, n_q_tiles, rows, offs_d, HEAD_DIM: tl.constexpr,
+                    BLOCK_M: tl.constexpr):  # fmt: skip
+    """DQ_PARTIALS: write KV block j's contribution to Q tile i (`rows`) into its own slice
+    [j, bh, rows] of the [n_kv_blocks, B·H, L_pad, d] workspace (`attention_bwd_dq_reduce_kernel`
+    sums the slices). The whole tile is stored: padded rows hold zeros (P is masked there)."""
+    row0 = (j.to(tl.int64) * n_bh + bh) * n_q_tiles * BLOCK_M  # 64-bit: the workspace may exceed 2^31
+    tl.store(DQ_PARTIAL + (row0 + rows[:, None]) * HEAD_DIM + offs_d[None, :], dq)
+
+
 @triton.jit(
     do_not_specialize=[
         "n_heads",
@@ -349,6 +366,11 @@ def attention_bwd_kernel(
                             _ordered_add(lock, dq_ptrs, dq, acc, seen, turn, row_ok)
                         elif DQ_MODE == DQ_ATOMIC:
                             tl.atomic_add(dq_ptrs, dq, mask=row_ok[:, None], sem="relaxed")
+                        elif DQ_MODE == DQ_PARTIALS:
+                            _partials_store(
+                                DQ_PARTIAL, dq, j, bh, n_items // slots_padded, n_q_tiles, rows, offs_d,
+                                HEAD_DIM, BLOCK_M,
+                            )  # fmt: skip
                         elif DQ_MODE == DQ_DEFERRED:
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             _deferred_store(
@@ -409,3 +431,37 @@ def attention_bwd_dq_kernel(
         dq += tl.dot(tl.trans(ds_t), k, input_precision=PRECISION)
     dq_ptrs = DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
     tl.store(dq_ptrs, dq, mask=row_ok[:, None])
+
+
+# -- backward, per-KV-block dQ partials: the fixed-order sum --------------------------------------
+
+
+@triton.jit(do_not_specialize=["len_q", "len_k", "n_q_tiles", "n_bh"])
+def attention_bwd_dq_reduce_kernel(
+    DQ_PARTIAL, DQ_ACC,
+    len_q, len_k, n_q_tiles, n_bh,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """dQᵢ = ((dQᵢ₀ + dQᵢ₁) + dQᵢ₂) + ... over the KV blocks j that reach Q tile i = program_id(0)
+    of head program_id(1), read from the [n_kv_blocks, B·H, L_pad, d] workspace that the DQ_PARTIALS
+    pass filled; unscaled fp32 into DQ_ACC, as the other modes leave it. Under a causal mask only the
+    blocks j < ⌈(i+1)·BLOCK_M / BLOCK_N⌉ were written (the plans' `first_q_tile`), and only those are
+    read, so the workspace needs no zeroing."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1).to(tl.int64)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    tile = (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
+    slab = n_bh.to(tl.int64) * n_q_tiles * BLOCK_M * HEAD_DIM  # elements of one KV block's slice
+    n_kv = tl.cdiv(len_k, BLOCK_N)
+    if CAUSAL:  # KV blocks past the tile's last row never reached it
+        n_kv = tl.minimum(n_kv, tl.cdiv((i + 1) * BLOCK_M, BLOCK_N))
+    ptrs = DQ_PARTIAL + tile
+    dq = tl.load(ptrs)  # j = 0 reaches every Q tile
+    for _ in range(1, n_kv):  # j = 1, 2, ...: ascending, the fixed order
+        ptrs += slab
+        dq += tl.load(ptrs)
+    tl.store(DQ_ACC + tile, dq, mask=rows[:, None] < len_q)

@@ -23,10 +23,15 @@ class DQMode(IntEnum):
     TWO_PASS = 4
     """deterministic: the dK/dV pass skips dQ; a second kernel, one program per Q tile, sums
     dQ over the KV blocks in order (no cross-program reduction, the score tiles recomputed)"""
+    PARTIALS = 5
+    """deterministic: each KV block writes its dQ contribution to its own fp32 slice of a
+    [n_kv_blocks, B·H, L, d] workspace; a reduction kernel sums the slices in ascending KV order
+    (no spin, no recomputation, n_kv_blocks × dQ's size in fp32 of extra memory)"""
 
     @property
     def label(self) -> str:
-        """The `dq_mode` string: ``ordered``, ``atomic``, ``deferred``, ``ordered_lazy``, ``two_pass``."""
+        """The `dq_mode` string: ``ordered``, ``atomic``, ``deferred``, ``ordered_lazy``, ``two_pass``,
+        ``partials``."""
         return self.name.lower()
 
     @classmethod

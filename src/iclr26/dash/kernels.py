@@ -193,6 +193,22 @@ def _store_dk_dv(DK, DV, dk, dv, b, h, cols, kv_mask, stride_db, stride_dh, stri
     tl.store(DV + base, dv.to(DV.dtype.element_ty), mask=kv_mask)
 
 
+@triton.jit
+def _dq_tile_offsets(bh, n_q_tiles, rows, offs_d, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """Element offsets of Q tile rows `rows` of head `bh` in the (B·H, L_pad, d) fp32 dQ accumulator."""
+    return (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
+
+
+@triton.jit
+def _kv_blocks_reaching(i, len_k, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """How many KV blocks (from j = 0) reach Q tile i: all of them, or under a causal mask those
+    before the tile's last row."""
+    n_kv = tl.cdiv(len_k, BLOCK_N)
+    if CAUSAL:
+        n_kv = tl.minimum(n_kv, tl.cdiv((i + 1) * BLOCK_M, BLOCK_N))
+    return n_kv
+
+
 # -- backward: the dQ reductions ----------------------------------------------------------------
 
 
@@ -342,9 +358,7 @@ def attention_bwd_kernel(
                                 Q, DO, LSE, DELTA, b, h, bh, i, stride_qb, stride_qh, stride_qm, len_q,
                                 offs_m0, offs_d, BLOCK_M,
                             )  # fmt: skip
-                        dq_ptrs = (
-                            DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
-                        )
+                        dq_ptrs = DQ_ACC + _dq_tile_offsets(bh, n_q_tiles, rows, offs_d, BLOCK_M, HEAD_DIM)
                         if DQ_MODE == DQ_ORDERED:
                             turn = tl.load(PLAN_TURN + slot * max_steps + step)
                             lock = LOCKS + bh * n_q_tiles + i
@@ -417,10 +431,7 @@ def attention_bwd_dq_kernel(
     rows = i * BLOCK_M + offs_m0
     row_ok = rows < len_q
     dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
-    n_kv = tl.cdiv(len_k, BLOCK_N)
-    if CAUSAL:  # KV blocks past the tile's last row are fully masked
-        n_kv = tl.minimum(n_kv, tl.cdiv((i + 1) * BLOCK_M, BLOCK_N))
-    for j in range(0, n_kv):
+    for j in range(0, _kv_blocks_reaching(i, len_k, CAUSAL, BLOCK_M, BLOCK_N)):  # later blocks: masked
         cols, _, k, v = _load_kv_block(
             K, V, b, h, j, stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn, len_k, offs_n0,
             offs_d, BLOCK_N,
@@ -429,8 +440,9 @@ def attention_bwd_dq_kernel(
         dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ
         ds_t = (p_t * (dp_t - delta[None, :])).to(q.dtype)  # dSᵀ
         dq += tl.dot(tl.trans(ds_t), k, input_precision=PRECISION)
-    dq_ptrs = DQ_ACC + (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
-    tl.store(dq_ptrs, dq, mask=row_ok[:, None])
+    tl.store(
+        DQ_ACC + _dq_tile_offsets(bh, n_q_tiles, rows, offs_d, BLOCK_M, HEAD_DIM), dq, mask=row_ok[:, None]
+    )
 
 
 # -- backward, per-KV-block dQ partials: the fixed-order sum --------------------------------------
@@ -454,11 +466,9 @@ def attention_bwd_dq_reduce_kernel(
     bh = tl.program_id(1).to(tl.int64)
     rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
-    tile = (bh * n_q_tiles * BLOCK_M + rows[:, None]) * HEAD_DIM + offs_d[None, :]
+    tile = _dq_tile_offsets(bh, n_q_tiles, rows, offs_d, BLOCK_M, HEAD_DIM)
     slab = n_bh.to(tl.int64) * n_q_tiles * BLOCK_M * HEAD_DIM  # elements of one KV block's slice
-    n_kv = tl.cdiv(len_k, BLOCK_N)
-    if CAUSAL:  # KV blocks past the tile's last row never reached it
-        n_kv = tl.minimum(n_kv, tl.cdiv((i + 1) * BLOCK_M, BLOCK_N))
+    n_kv = _kv_blocks_reaching(i, len_k, CAUSAL, BLOCK_M, BLOCK_N)  # later blocks never reached it
     ptrs = DQ_PARTIAL + tile
     dq = tl.load(ptrs)  # j = 0 reaches every Q tile
     for _ in range(1, n_kv):  # j = 1, 2, ...: ascending, the fixed order

@@ -285,7 +285,7 @@ class TerminalSession:
                 raise TerminalTimeout(self._timeout_message(command, timeout_s)) from None
         else:
             assert self._done is not None
-            inside = _DONE_INSIDE if self.sandbox.isolated else str(self._done)
+            inside = self._done_inside()
             marker = self._done / str(self._runs)
             # the command is sourced from a file: the shell keeps its state (cd, variables, jobs),
             # and a syntax error (an unclosed quote, a block of comments) returns status 2 instead of
@@ -318,8 +318,12 @@ class TerminalSession:
         """The text `run` appended to its last command (how the echoed command line ends)."""
         if self.sandbox is None:
             return f"wait -S {self.name}-{self._runs}"
-        inside = _DONE_INSIDE if self.sandbox.isolated else str(self._done)
-        return f"echo $? > {inside}/{self._runs}"
+        return f"echo $? > {self._done_inside()}/{self._runs}"
+
+    def _done_inside(self) -> str:
+        """The completion-file folder as the sandboxed shell sees it (bound, or the host path)."""
+        assert self.sandbox is not None
+        return _DONE_INSIDE if self.sandbox.isolated else str(self._done)
 
     def capture(self, *, history: bool = False) -> str:
         """The visible pane as text, or with `history` the whole scrollback plus the pane."""

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iclr26.agents import Action, Agent, Budget, InvalidAction, Observation, StepOutcome, run_episode
+from iclr26.agents import Action, Agent, InvalidAction, Observation, StepOutcome, run_episode
 from iclr26.core.errors import UserError
 from iclr26.devops_gym.parser import ParseError, parse_pytest
 from iclr26.devops_gym.runner import SHELL_PARSER, RunLimits, TestRun, TrialResult, trial_result, truncate
@@ -151,9 +151,7 @@ class DockerEnvironment:
 def run_docker_trial(task: Task, agent: Agent, limits: RunLimits, *, oracle: bool = False) -> TrialResult:
     """`agent` on `task` in its Docker environment, then the task's tests (as `runner.run_trial`)."""
     env = DockerEnvironment(task, expose_solution=oracle, command_timeout_s=limits.command_timeout_s)
-    wall = limits.agent_timeout_s or task.spec.max_agent_timeout_sec
-    budget = Budget(max_steps=limits.max_steps, max_tokens=limits.max_tokens, max_wall_s=wall)
-    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, budget)
+    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, limits.budget(task))
     return trial_result(task, agent, env.test_run, episode, setup_s=0.0, command_timeouts=0)
 
 

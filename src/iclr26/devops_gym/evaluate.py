@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.agents import Agent
+from iclr26.core.jsonfile import read_log
 from iclr26.core.parallel import parallel_map
 from iclr26.devops_gym.runner import RunLimits, TrialResult, run_trial
 from iclr26.devops_gym.task import Task
@@ -44,15 +45,9 @@ def _trial(args: tuple[Task, Agent, RunLimits, bool, str]) -> TrialResult:
 
 
 def read_trials(path: Path) -> list[TrialResult]:
-    """The trials recorded in a `trials.jsonl` (a torn last line from an interrupted run is skipped)."""
-    out = []
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            try:
-                out.append(TrialResult(**json.loads(line)))
-            except (json.JSONDecodeError, TypeError):
-                continue
-    return out
+    """The trials recorded in a `trials.jsonl` (`core.jsonfile.read_log`: a torn last line from an
+    interrupted run is dropped and that trial redone)."""
+    return [TrialResult(**record) for record in read_log(path)]
 
 
 def run_agent(

@@ -77,6 +77,16 @@ class RunLimits:
         check_int("max_processes", self.max_processes, 64)
         check_int("open_files", self.open_files, 64)
 
+    def agent_wall_s(self, task: Task) -> float:
+        """The agent's wall clock on `task`: `agent_timeout_s`, else the task's `max_agent_timeout_sec`."""
+        return self.agent_timeout_s or task.spec.max_agent_timeout_sec
+
+    def budget(self, task: Task) -> Budget:
+        """The episode budget on `task`: steps, tokens and the agent's wall clock."""
+        return Budget(
+            max_steps=self.max_steps, max_tokens=self.max_tokens, max_wall_s=self.agent_wall_s(task)
+        )
+
     def sandbox_limits(self) -> SandboxLimits:
         """Per-process limits for a task's sandbox. No address-space or CPU-second cap: the JVM and
         Go reserve large address ranges, and a monitored CPU spike must run; the wall clocks bound both."""
@@ -299,10 +309,8 @@ def run_trial(
     task: Task, agent: Agent, limits: RunLimits = RunLimits(), *, oracle: bool = False
 ) -> TrialResult:
     """`agent` on `task` in a fresh sandbox, then the task's tests; never raises for the agent's faults."""
-    wall = limits.agent_timeout_s or task.spec.max_agent_timeout_sec
-    env = TaskEnvironment(task, limits, expose_solution=oracle, agent_timeout_s=wall)
-    budget = Budget(max_steps=limits.max_steps, max_tokens=limits.max_tokens, max_wall_s=wall)
-    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, budget)
+    env = TaskEnvironment(task, limits, expose_solution=oracle, agent_timeout_s=limits.agent_wall_s(task))
+    episode = run_episode(task.task_id, env, agent, SHELL_PARSER, limits.budget(task))
     return trial_result(task, agent, env.test_run, episode, env.setup_s, env.command_timeouts)
 
 

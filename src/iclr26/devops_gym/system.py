@@ -51,32 +51,33 @@ def select_tasks(cfg: DevOpsConfig, root: Path) -> list[Task]:
     return chosen
 
 
+def _in_turn(groups: list[list[Task]], k: int) -> list[Task]:
+    """At most `k` tasks taken from the groups in turn (the first of each, then the second, ...)."""
+    queues = [list(g) for g in groups]
+    out: list[Task] = []
+    while len(out) < min(k, sum(map(len, groups))):
+        for q in queues:
+            if q and len(out) < k:
+                out.append(q.pop(0))
+    return out
+
+
 def _spread(tasks: list[Task], k: int) -> list[Task]:
     """At most `k` tasks, alternating languages so a small selection covers both."""
     by_lang: dict[str, list[Task]] = defaultdict(list)
     for t in tasks:
         by_lang[t.spec.tags[0] if t.spec.tags else ""].append(t)
-    out: list[Task] = []
-    while len(out) < min(k, len(tasks)):
-        for lang in sorted(by_lang):
-            if by_lang[lang] and len(out) < k:
-                out.append(by_lang[lang].pop(0))
-    return out
+    return _in_turn([by_lang[lang] for lang in sorted(by_lang)], k)
 
 
 def _llm_subset(tasks: list[Task], k: int) -> list[Task]:
     """`k` tasks spread over the categories in turn (all when k is 0)."""
     if not k or k >= len(tasks):
         return tasks
-    queues: dict[str, list[Task]] = defaultdict(list)
+    by_category: dict[str, list[Task]] = defaultdict(list)
     for t in tasks:
-        queues[t.spec.category].append(t)
-    out: list[Task] = []
-    while len(out) < k:
-        for c in list(queues):
-            if queues[c] and len(out) < k:
-                out.append(queues[c].pop(0))
-    return out
+        by_category[t.spec.category].append(t)
+    return _in_turn(list(by_category.values()), k)
 
 
 def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:

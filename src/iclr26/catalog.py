@@ -149,6 +149,7 @@ PAPERS: tuple[Paper, ...] = (
         "liveweb_ie",
         "LiveWeb-IE: A Benchmark For Online Web Information Extraction",
         "A visual-grounding scraper extracts from changing live sites better than HTML-snapshot methods.",
+        requires=("lxml", "autoscraper", "playwright"),
     ),
     Paper(
         17,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from typing import Any
 
 from iclr26.core.llm import ChatModel
@@ -191,8 +192,10 @@ class RuleBased:
             wanted = self.groundtruth(record, a)
             scraper = AutoScraper()
             if wanted:
-                scraper.build(html=html, wanted_list=list(dict.fromkeys(wanted)))
-                _keep_best_rule(scraper, html, wanted)
+                with warnings.catch_warnings():  # see _AutoScraperWrapper.extract
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    scraper.build(html=html, wanted_list=list(dict.fromkeys(wanted)))
+                    _keep_best_rule(scraper, html, wanted)
             scrapers[a] = scraper
         return _AutoScraperWrapper(scrapers)
 
@@ -213,8 +216,10 @@ class _AutoScraperWrapper:
 
     def extract(self, html: str) -> dict[str, list[str]]:
         out = {}
-        for a, s in self.scrapers.items():
-            out[a] = [v for v in s.get_result_similar(html=html, unique=False, keep_order=True) if v] if s.stack_list else []
+        with warnings.catch_warnings():  # autoscraper calls bs4 APIs that bs4 has deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for a, s in self.scrapers.items():
+                out[a] = [v for v in s.get_result_similar(html=html, unique=False, keep_order=True) if v] if s.stack_list else []
         return out
 
     def json(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in, check_int
+from iclr26.liveweb_ie.release import TYPES
 from iclr26.liveweb_ie.sites import SITE_KEYS
 
 METHODS = ("oracle", "rules", "cot", "reflexion", "autoscraper", "vgs")
@@ -24,6 +25,9 @@ class LiveWebConfig:
     summarise (scoring it needs the live web)"""
     sites: tuple[str, ...] = SITE_KEYS
     """the generated sites: books, quotes, tables, shop, papers"""
+    types: tuple[str, ...] = TYPES
+    """query types to run: type_1 (one attribute, one value), type_2 (several, one each), type_3 (one,
+    many values), type_4 (several, many)"""
     records_per_type: int = 6
     """queries per type (type_1 .. type_4), spread over the sites and groups (0: every query)"""
     pages_per_group: int = 20
@@ -62,8 +66,10 @@ class LiveWebConfig:
             check_in("sites", s, SITE_KEYS)
         for m in self.methods:
             check_in("methods", m, METHODS)
-        if not self.sites or not self.methods:
-            raise ConfigError("sites and methods must each name at least one")
+        for t in self.types:
+            check_in("types", t, TYPES)
+        if not self.sites or not self.methods or not self.types:
+            raise ConfigError("sites, methods and types must each name at least one")
         if not self.versions or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in self.versions):
             raise ConfigError(f"versions must be ints >= 0, got {self.versions!r}")
         if list(self.versions) != sorted(set(self.versions)):

@@ -158,6 +158,7 @@ def draw_marks(region: Region, marks: list[Mark] | None = None, *, highlight: se
         colour = (220, 30, 30) if m.mark_id in highlight else (30, 90, 220)
         draw.rectangle((x, y, x + w, y + h), outline=colour, width=3 if m.mark_id in highlight else 2)
         label = str(m.mark_id)
-        draw.rectangle((x, y, x + 7 * len(label) + 6, y + 14), fill=colour)
-        draw.text((x + 3, y + 1), label, fill=(255, 255, 255))
+        top = y - 14 if y >= 14 else y  # above the box, so the element's first letters stay readable
+        draw.rectangle((x, top, x + 7 * len(label) + 6, top + 14), fill=colour)
+        draw.text((x + 3, top + 1), label, fill=(255, 255, 255))
     return img

@@ -152,6 +152,7 @@ def parse_xpath_map(reply: str, attributes: tuple[str, ...]) -> dict[str, str]:
         pass
     for line in reply.splitlines():
         for a in attributes:
-            if not out[a] and re.match(rf"\s*[\"'`*-]*\s*{re.escape(a)}\b", line, re.I):
-                out[a] = parse_xpath(line.split(a, 1)[1].lstrip("\"'`*: =") if a in line else line)
+            m = re.search(rf"[\"'`]?\b{re.escape(a)}\b[\"'`]?\s*[:=]\s*(.+)", line, re.I)
+            if not out[a] and m:
+                out[a] = parse_xpath(m.group(1).rstrip(" ,}").strip())
     return out

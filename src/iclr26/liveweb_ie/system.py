@@ -32,17 +32,20 @@ NAMES = {"oracle": "oracle", "rules": "autoscraper (rules)", "cot": "CoT", "refl
          "autoscraper": "AutoScraper", "vgs": "VGS"}  # fmt: skip
 
 
-def select_records(records: list[Record], per_type: int) -> list[Record]:
-    """Up to `per_type` queries of each type, taken from the (site, group)s in turn (0: all)."""
+def select_records(records: list[Record], per_type: int, types: tuple[str, ...] = TYPES) -> list[Record]:
+    """Up to `per_type` queries of each of `types`, taken from the (site, group)s in turn (0: all)."""
     if not per_type:
-        return list(records)
+        return [r for r in records if r.type in types]
     out = []
-    for t in TYPES:
+    for i, t in enumerate(TYPES):
+        if t not in types:
+            continue
         groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
         for r in records:
             if r.type == t:
                 groups[(r.website, r.group_id)].append(r)
         queues = list(groups.values())
+        queues = queues[i % len(queues) :] + queues[: i % len(queues)] if queues else []  # types start at different sites
         picked: list[Record] = []
         while len(picked) < per_type and any(queues):
             for q in queues:
@@ -103,7 +106,7 @@ def run(cfg: LiveWebConfig, ctx: RunContext) -> Report:
         live = stack.enter_context(LiveSites(cfg.seed, cfg.sites))
         releases = {v: load_release(write_release(live.sites, ctx.out_dir / "release" / f"v{v}", v, seed=cfg.seed)) for v in cfg.versions}
         first = releases[cfg.versions[0]]
-        records = select_records(first.records, cfg.records_per_type)
+        records = select_records(first.records, cfg.records_per_type, cfg.types)
         ctx.log(f"{len(records)} queries ({', '.join(f'{t} {sum(r.type == t for r in records)}' for t in TYPES)}) on {len(cfg.sites)} sites")
         methods, models = _methods(cfg, ctx, stack, live, first)
         live.version = cfg.versions[0]
@@ -127,10 +130,10 @@ def _save_wrappers(path: Path, built: dict[tuple[str, str], Any], methods: list[
         js = getattr(b.extractor, "json", lambda: {})()
         out[m][sample] = {**js, "seconds": round(b.seconds, 2), "tokens": b.tokens, "error": b.error}
     for m in methods:
-        traces = getattr(m, "traces", None)
-        if traces:
-            for sample, ts in traces.items():
-                out[m.name][sample]["stages"] = [t.json() for t in ts]
+        for sample, ts in getattr(m, "traces", {}).items():  # VGS: what each stage decided
+            out[m.name][sample]["stages"] = [t.json() for t in ts]
+        for sample, replies in getattr(m, "replies", {}).items():  # the baselines' raw replies
+            out[m.name][sample]["replies"] = replies
     path.write_text(json.dumps(out, indent=1), encoding="utf-8")
 
 

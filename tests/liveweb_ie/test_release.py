@@ -1,0 +1,93 @@
+"""The release layout: our writer and the loader agree, and the loader reads files laid out as the
+public release has them (written here by the test), naming each kind of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclr26.core.errors import UserError
+from iclr26.liveweb_ie.release import TYPES, load_release, read_groundtruth, write_release
+from iclr26.liveweb_ie.sites import groundtruth, make_sites
+
+
+def _public_layout(root, *, record=None, gt_lines=None):
+    """A one-site release in the public layout: dataset.json, group.jsonl, one ground-truth file."""
+    rec = {
+        "website_id": "w_000", "website": "books.example", "group_id": "g_002",
+        "group_url": "./books/group/group.jsonl", "query_id": "q_000", "query": "Get all the book titles",
+        "attribute": ["title"], "type": "type_3",
+        "label": {"title": "./groundtruth/book/books.example-g_002-title.txt"}, "sample_id": "w_000_g_002_q_000",
+    }  # fmt: skip
+    rec.update(record or {})
+    (root / "books" / "group").mkdir(parents=True)
+    (root / "dataset.json").write_text(json.dumps({"books": [rec]}))
+    urls = ["https://books.example/page-1.html", "https://books.example/page-2.html"]
+    (root / "books" / "group" / "group.jsonl").write_text(json.dumps({"g_002": {"group_url": urls}}) + "\n")
+    gt = root / "groundtruth" / "book" / "books.example-g_002-title.txt"
+    gt.parent.mkdir(parents=True)
+    lines = gt_lines or [
+        "book books.example g_002 book_title",
+        "2 3 3",
+        '"https://books.example/page-1.html" 2 A Light in the ...\tTipping the Velvet',
+        '"https://books.example/page-2.html" 1 Soumission',
+    ]
+    gt.write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_loader_reads_the_public_layout(tmp_path):
+    rel = load_release(_public_layout(tmp_path))
+    (r,) = rel.records
+    assert r.type == "type_3" and r.attribute == ("title",) and len(rel.urls(r)) == 2
+    gt = rel.groundtruth(r, "title")
+    assert gt["https://books.example/page-1.html"] == ["A Light in the ...", "Tipping the Velvet"]
+    assert rel.by_type()["type_3"] == 1
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"type": "type_5"}, "unknown type 'type_5'"),
+        ({"attribute": "title"}, "attribute must be a non-empty list"),
+        ({"label": {}}, "label must map every attribute"),
+        ({"group_id": "g_404"}, "group g_404 is not in"),
+    ],
+)
+def test_loader_names_a_malformed_record(tmp_path, record, message):
+    with pytest.raises(UserError, match=message):
+        load_release(_public_layout(tmp_path, record=record))
+
+
+def test_loader_names_missing_and_malformed_files(tmp_path):
+    with pytest.raises(UserError, match="no dataset.json"):
+        load_release(tmp_path)
+    root = _public_layout(tmp_path / "a")
+    (root / "groundtruth" / "book" / "books.example-g_002-title.txt").unlink()
+    rel = load_release(root)
+    with pytest.raises(UserError, match="books.example-g_002-title.txt does not exist"):
+        rel.groundtruth(rel.records[0], "title")
+    bad = _public_layout(tmp_path / "b", gt_lines=["h", "1 1 1", '"https://books.example/page-1.html" 2 only-one'])
+    rel = load_release(bad)
+    with pytest.raises(UserError, match=r":3: 2 values announced, 1 found"):
+        rel.groundtruth(rel.records[0], "title")
+    data = json.loads((root / "dataset.json").read_text())
+    del data["books"][0]["query"]
+    (root / "dataset.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match="has no field query"):
+        load_release(root)
+
+
+def test_written_release_round_trips_and_covers_every_type(tmp_path):
+    sites = make_sites(0, ("books", "papers"))
+    rel = load_release(write_release(sites, tmp_path, version=2))
+    assert all(rel.by_type()[t] > 0 for t in TYPES)
+    books = sites["books"]
+    for r in rel.records[:5]:
+        for a in r.attribute:
+            gt = rel.groundtruth(r, a)
+            url = rel.urls(r)[0]
+            path = url.split(books.website + "/", 1)[1]
+            assert gt[url] == groundtruth(books.page(path, 2))[a]
+    assert read_groundtruth(tmp_path / rel.records[0].label[rel.records[0].attribute[0]])

@@ -1,0 +1,45 @@
+"""Wrappers: the oracle scores F1 = 1 before drift and measurably less after a layout drift; an
+invalid XPath extracts nothing and is logged; result nodes are read by their attribute kind."""
+
+from __future__ import annotations
+
+from iclr26.liveweb_ie.metric import page_score
+from iclr26.liveweb_ie.sites import groundtruth, layout_of, make_sites, oracle_xpaths, render
+from iclr26.liveweb_ie.wrapper import Wrapper, parse_html, run_xpath
+
+
+def _oracle_f1(site, group, build_version, version, k=6):
+    kinds = {f.name: f.kind for f in group.fields}
+    w = Wrapper(oracle_xpaths(group, layout_of(build_version)), kinds)
+    scores = []
+    for path in site.pages(group, version)[:k]:
+        c = site.page(path, version)
+        urls = [a for a, kd in kinds.items() if kd != "text"]
+        scores.append(page_score(w.extract(render(site, c, version)), groundtruth(c), urls).f1)
+    return sum(scores) / len(scores)
+
+
+def test_oracle_is_perfect_before_drift_and_loses_after_layout_drift():
+    for site in make_sites(0).values():
+        for group in site.groups:
+            assert _oracle_f1(site, group, 0, 0) == 1.0
+            assert _oracle_f1(site, group, 0, 1) == 1.0  # content drift only: same template
+            assert _oracle_f1(site, group, 0, 2) < 0.9  # layout v2
+            assert _oracle_f1(site, group, 2, 2) == 1.0  # rebuilt on the new layout
+
+
+def test_invalid_xpath_is_an_empty_extraction_and_logged():
+    w = Wrapper({"a": "//div[", "b": "//p", "c": ""}, {"a": "text", "b": "text", "c": "text"})
+    out = w.extract("<html><body><p>x</p></body></html>")
+    assert out == {"a": [], "b": ["x"], "c": []}
+    assert any("invalid XPath" in e for e in w.errors) and "empty XPath" in w.errors
+
+
+def test_result_nodes_are_read_by_kind():
+    tree = parse_html('<div class="c"><a href="/x"><img src="i.jpg"> Title  <b>bold</b></a></div>')
+    assert run_xpath(tree, "//div", "image") == (["i.jpg"], None)
+    assert run_xpath(tree, "//div", "link") == (["/x"], None)
+    assert run_xpath(tree, "//a", "text") == (["Title bold"], None)
+    assert run_xpath(tree, "//a/@href", "text") == (["/x"], None)
+    assert run_xpath(tree, "count(//a)", "text") == (["1.0"], None)
+    assert run_xpath(parse_html(""), "//p", "text") == ([], None)

@@ -18,7 +18,8 @@ def _public_layout(root, *, record=None, gt_lines=None):
         "website_id": "w_000", "website": "books.example", "group_id": "g_002",
         "group_url": "./books/group/group.jsonl", "query_id": "q_000", "query": "Get all the book titles",
         "attribute": ["title"], "type": "type_3",
-        "label": {"title": "./groundtruth/book/books.example-g_002-title.txt"}, "sample_id": "w_000_g_002_q_000",
+        "label": {"title": "./groundtruth/book/books.example-g_002-title.txt"},
+        "sample_id": "w_000_g_002_q_000",
     }  # fmt: skip
     rec.update(record or {})
     (root / "books" / "group").mkdir(parents=True)
@@ -61,14 +62,16 @@ def test_loader_names_a_malformed_record(tmp_path, record, message):
 
 
 def test_loader_names_missing_and_malformed_files(tmp_path):
-    with pytest.raises(UserError, match="no dataset.json"):
+    with pytest.raises(UserError, match=r"no dataset\.json"):
         load_release(tmp_path)
     root = _public_layout(tmp_path / "a")
     (root / "groundtruth" / "book" / "books.example-g_002-title.txt").unlink()
     rel = load_release(root)
-    with pytest.raises(UserError, match="books.example-g_002-title.txt does not exist"):
+    with pytest.raises(UserError, match=r"books\.example-g_002-title\.txt does not exist"):
         rel.groundtruth(rel.records[0], "title")
-    bad = _public_layout(tmp_path / "b", gt_lines=["h", "1 1 1", '"https://books.example/page-1.html" 2 only-one'])
+    bad = _public_layout(
+        tmp_path / "b", gt_lines=["h", "1 1 1", '"https://books.example/page-1.html" 2 only-one']
+    )
     rel = load_release(bad)
     with pytest.raises(UserError, match=r":3: 2 values announced, 1 found"):
         rel.groundtruth(rel.records[0], "title")

@@ -27,7 +27,9 @@ def test_server_follows_the_clock_and_binds_to_loopback(live):
     assert "layout v1" in p0.html and "layout v2" in p2.html
     assert live.fetch("books", "no/such/page.html").status == 404
     assert live.fetch("nosite", "index.html").status == 404
-    stats = load_test(live, [("books", "catalogue/page-1.html"), ("shop", "products/1.html")], requests=200, clients=2)
+    stats = load_test(
+        live, [("books", "catalogue/page-1.html"), ("shop", "products/1.html")], requests=200, clients=2
+    )
     assert stats["requests"] == 200 and stats["errors"] == 0
 
 
@@ -52,7 +54,11 @@ def test_regions_marks_and_set_of_mark_drawing(live):
     plain = np.asarray(region.image)
     x, y, w, h = (int(v) for v in price.box)
     y -= region.top
-    assert (marked != plain).any() and tuple(marked[y + h // 2, x + w - 2]) == (220, 30, 30)  # the red box's right edge
+    assert (marked != plain).any() and tuple(marked[y + h // 2, x + w - 2]) == (
+        220,
+        30,
+        30,
+    )  # the red box's right edge
     assert "[" in region.text(300) and len(region.text(300)) < 400
     from iclr26.core.errors import UserError
 

@@ -69,8 +69,12 @@ def test_layout_drift_renames_classes_wraps_reorders_and_moves_the_pager(sites):
     content = t2.xpath("//div[@class='wrap-0']")[0]
     assert content[0].get("class") == "pager"  # pagination moved above the list
     tables = sites["tables"]
-    head0 = lxml_html.fromstring(render(tables, tables.page("pages/forms/page-1.html", 0), 0)).xpath("//th/text()")
-    head2 = lxml_html.fromstring(render(tables, tables.page("pages/forms/page-1.html", 2), 2)).xpath("//th/text()")
+    head0 = lxml_html.fromstring(render(tables, tables.page("pages/forms/page-1.html", 0), 0)).xpath(
+        "//th/text()"
+    )
+    head2 = lxml_html.fromstring(render(tables, tables.page("pages/forms/page-1.html", 2), 2)).xpath(
+        "//th/text()"
+    )
     assert head0 != head2 and sorted(head0) == sorted(head2)  # columns reordered
     assert [lay.truncate_at for lay in LAYOUTS] == sorted((lay.truncate_at for lay in LAYOUTS), reverse=True)
 

@@ -20,19 +20,36 @@ def test_smoke_preset_prints_the_table(tmp_path):
     assert rows["autoscraper (rules)"][1] == 100.0
     assert any("oracle F1 at v0: 100.0%" in n for n in report.notes)
     pages = [json.loads(x) for x in (tmp_path / "pages.jsonl").read_text().splitlines()]
-    assert {p["version"] for p in pages} == {0, 2} and {p["type"] for p in pages} == {"type_1", "type_2", "type_3", "type_4"}
-    assert (tmp_path / "release" / "v2" / "dataset.json").is_file() and (tmp_path / "f1_by_type.png").is_file()
+    assert {p["version"] for p in pages} == {0, 2} and {p["type"] for p in pages} == {
+        "type_1",
+        "type_2",
+        "type_3",
+        "type_4",
+    }
+    assert (tmp_path / "release" / "v2" / "dataset.json").is_file() and (
+        tmp_path / "f1_by_type.png"
+    ).is_file()
 
 
 @pytest.mark.debian("chromium")
 def test_vgs_and_cot_with_smollm2_build_wrappers_and_resume(tmp_path, smollm2):
     cfg = LiveWebConfig(
-        sites=("books",), types=("type_2",), records_per_type=1, pages_per_group=2, versions=(0,), methods=("cot", "vgs"),
-        max_tokens=24, max_regions=1,
-    )  # fmt: skip
+        sites=("books",),
+        types=("type_2",),
+        records_per_type=1,
+        pages_per_group=2,
+        versions=(0,),
+        methods=("cot", "vgs"),
+        max_tokens=24,
+        max_regions=1,
+    )
     report = run(cfg, RunContext(out_dir=tmp_path))
     built = [json.loads(x) for x in (tmp_path / "wrappers.jsonl").read_text().splitlines()]
-    assert {b["method"] for b in built} == {"CoT", "VGS"} and len(built) == 2 and all(b["tokens"] > 0 for b in built)
+    assert (
+        {b["method"] for b in built} == {"CoT", "VGS"}
+        and len(built) == 2
+        and all(b["tokens"] > 0 for b in built)
+    )
     saved = json.loads((tmp_path / "wrappers.json").read_text())
     stages = next(iter(saved["VGS"].values()))["stages"]
     assert stages and {"region", "marks", "xpath", "replies"} <= set(stages[0])

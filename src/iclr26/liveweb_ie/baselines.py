@@ -38,7 +38,11 @@ def _hint(attributes: tuple[str, ...]) -> str:
     """How each attribute's value is read: text, an image's src, a link's href."""
     kinds = {a: default_kind(a) for a in attributes}
     return "; ".join(
-        f"{a}: " + {"image": "an image's src (end the XPath with /@src)", "link": "a link's href (end with /@href)"}.get(k, "text")
+        f"{a}: "
+        + {
+            "image": "an image's src (end the XPath with /@src)",
+            "link": "a link's href (end with /@href)",
+        }.get(k, "text")
         for a, k in kinds.items()
     )
 
@@ -48,8 +52,22 @@ class CoT:
 
     name = "CoT"
 
-    def __init__(self, model: ChatModel, *, html_chars: int = 4000, max_tokens: int = 192, prefill: bool = True, seed: int = 0):
-        self.model, self.html_chars, self.max_tokens, self.prefill, self.seed = model, html_chars, max_tokens, prefill, seed
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        html_chars: int = 4000,
+        max_tokens: int = 192,
+        prefill: bool = True,
+        seed: int = 0,
+    ):
+        self.model, self.html_chars, self.max_tokens, self.prefill, self.seed = (
+            model,
+            html_chars,
+            max_tokens,
+            prefill,
+            seed,
+        )
         self.replies: dict[str, list[str]] = {}
 
     def _messages(self, record: Record, html: str) -> list[dict[str, Any]]:
@@ -57,8 +75,9 @@ class CoT:
             {"role": "system", "content": SYSTEM},
             {
                 "role": "user",
-                "content": f"HTML of the page:\n{compact_html(html, self.html_chars)}\n\nQuery: {record.query}\n"
-                f"Attributes: {_hint(record.attribute)}\nThink step by step about where each attribute is in the HTML, "
+                "content": f"HTML of the page:\n{compact_html(html, self.html_chars)}\n\n"
+                f"Query: {record.query}\nAttributes: {_hint(record.attribute)}\n"
+                "Think step by step about where each attribute is in the HTML, "
                 "then give XPaths that also work on other pages with the same template, as one JSON object "
                 '{"attribute": "xpath", ...}.',
             },
@@ -69,7 +88,9 @@ class CoT:
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
         messages = self._messages(record, html)
-        reply = ask(self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=self._prefix(record))
+        reply = ask(
+            self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=self._prefix(record)
+        )
         self.replies[record.sample_id] = [reply]
         return Wrapper(parse_xpath_map(reply, record.attribute), _kinds(record))
 
@@ -89,7 +110,9 @@ class Reflexion(CoT):
         best: Wrapper | None = None
         best_found = -1
         for _ in range(self.rounds + 1):
-            reply = ask(self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=self._prefix(record))
+            reply = ask(
+                self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=self._prefix(record)
+            )
             replies.append(reply)
             wrapper = Wrapper(parse_xpath_map(reply, record.attribute), _kinds(record))
             tree = parse_html(html)
@@ -106,7 +129,12 @@ class Reflexion(CoT):
             messages = [
                 *messages,
                 {"role": "assistant", "content": reply},
-                {"role": "user", "content": "Trial on this page failed:\n" + "\n".join(problems) + "\nReflect on why, then give corrected XPaths as one JSON object."},
+                {
+                    "role": "user",
+                    "content": "Trial on this page failed:\n"
+                    + "\n".join(problems)
+                    + "\nReflect on why, then give corrected XPaths as one JSON object.",
+                },
             ]
         self.replies[record.sample_id] = replies
         assert best is not None
@@ -120,7 +148,7 @@ def _step_back(tree: Any, xpath: str) -> tuple[str, Any] | None:
         prefix = xpath[:cut]
         try:
             found = tree.xpath(prefix)
-        except Exception:  # noqa: BLE001 (lxml raises several error types for a bad prefix)
+        except Exception:
             continue
         nodes = [n for n in (found if isinstance(found, list) else []) if hasattr(n, "tag")]
         if nodes:
@@ -133,7 +161,16 @@ class AutoScraperLLM:
 
     name = "AutoScraper"
 
-    def __init__(self, model: ChatModel, *, steps: int = 3, html_chars: int = 4000, max_tokens: int = 96, prefill: bool = True, seed: int = 0):
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        steps: int = 3,
+        html_chars: int = 4000,
+        max_tokens: int = 96,
+        prefill: bool = True,
+        seed: int = 0,
+    ):
         self.model, self.steps, self.html_chars, self.max_tokens = model, steps, html_chars, max_tokens
         self.prefill, self.seed = prefill, seed
         self.replies: dict[str, list[str]] = {}
@@ -146,12 +183,13 @@ class AutoScraperLLM:
         xpaths, replies = {}, []
         for a in record.attribute:
             shown, where = compact_html(html, self.html_chars), "the page"
-            xp = ""
+            xp, feedback = "", ""
             for _ in range(self.steps):
                 msg = (
-                    f"HTML of {where}:\n{shown}\n\nQuery: {record.query}\nWrite one XPath (absolute, for the whole page) "
-                    f"for {a} ({_hint((a,))}) that also works on other "
-                    "pages with the same template. Answer with the XPath only."
+                    f"HTML of {where}:\n{shown}\n\nQuery: {record.query}\n{feedback}"
+                    f"Write one XPath (absolute, for the whole page) for {a} ({_hint((a,))}) "
+                    "that also works on other pages with the same template. "
+                    "Answer with the XPath only."
                 )
                 reply = ask(
                     self.model,
@@ -165,12 +203,14 @@ class AutoScraperLLM:
                 values, err = run_xpath(tree, xp, kinds[a])
                 if values and not err:
                     break
+                feedback = f"Your last XPath {xp!r} {'is invalid' if err else 'selected nothing'}. "
                 back = _step_back(tree, xp) if xp and not err else None
-                if back is None:
-                    continue
-                prefix, node = back
-                shown = " ".join(etree.tostring(node, encoding="unicode", method="html").split())[: self.html_chars]
-                where = f"the node {prefix} (the deepest step of your XPath that selects something)"
+                if back is not None:  # step back: show only the deepest node the XPath still reaches
+                    prefix, node = back
+                    shown = " ".join(etree.tostring(node, encoding="unicode", method="html").split())[
+                        : self.html_chars
+                    ]
+                    where = f"the node {prefix} (the deepest step of your XPath that selects something)"
             xpaths[a] = xp
         self.replies[record.sample_id] = replies
         return Wrapper(xpaths, kinds)
@@ -201,7 +241,7 @@ class RuleBased:
 
 
 def _keep_best_rule(scraper: Any, html: str, wanted: list[str]) -> None:
-    """Keep the learnt rule whose result on the first page matches its values best (autoscraper's keep_rules)."""
+    """Keep the learnt rule whose result on the first page matches its values best (via keep_rules)."""
     grouped = scraper.get_result_similar(html=html, grouped=True, unique=False, keep_order=True)
     if not grouped:
         return
@@ -219,7 +259,11 @@ class _AutoScraperWrapper:
         with warnings.catch_warnings():  # autoscraper calls bs4 APIs that bs4 has deprecated
             warnings.simplefilter("ignore", DeprecationWarning)
             for a, s in self.scrapers.items():
-                out[a] = [v for v in s.get_result_similar(html=html, unique=False, keep_order=True) if v] if s.stack_list else []
+                out[a] = (
+                    [v for v in s.get_result_similar(html=html, unique=False, keep_order=True) if v]
+                    if s.stack_list
+                    else []
+                )
         return out
 
     def json(self) -> dict[str, Any]:

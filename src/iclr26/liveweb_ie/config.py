@@ -32,7 +32,7 @@ class LiveWebConfig:
     """queries per type (type_1 .. type_4), spread over the sites and groups (0: every query)"""
     pages_per_group: int = 20
     """pages each wrapper is applied to per version, evenly spread over the group (0: all)"""
-    versions: tuple[int, ...] = (0, 1, 2)
+    versions: tuple[int, ...] = (0, 1, 2, 4)
     """clock versions scored; wrappers are made at the first. 0: as built; 1: content drift; 2: layout v2
     (and content); 4: layout v3"""
     methods: tuple[str, ...] = METHODS
@@ -70,7 +70,9 @@ class LiveWebConfig:
             check_in("types", t, TYPES)
         if not self.sites or not self.methods or not self.types:
             raise ConfigError("sites, methods and types must each name at least one")
-        if not self.versions or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in self.versions):
+        if not self.versions or any(
+            isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in self.versions
+        ):
             raise ConfigError(f"versions must be ints >= 0, got {self.versions!r}")
         if list(self.versions) != sorted(set(self.versions)):
             raise ConfigError(f"versions must be increasing without repeats, got {self.versions!r}")

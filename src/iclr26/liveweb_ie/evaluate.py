@@ -119,8 +119,15 @@ def build_wrappers(
             built = Built(extractor, time.perf_counter() - t0, _tokens(model) - k0, error)
             out[(m.name, record.sample_id)] = built
             if isinstance(extractor, Wrapper) and model is not None:
-                entry = {"method": m.name, "sample_id": record.sample_id, **extractor.json(),
-                         "kinds": dict(extractor.kinds), "seconds": built.seconds, "tokens": built.tokens, "error": error}  # fmt: skip
+                entry = {
+                    "method": m.name,
+                    "sample_id": record.sample_id,
+                    **extractor.json(),
+                    "kinds": dict(extractor.kinds),
+                    "seconds": built.seconds,
+                    "tokens": built.tokens,
+                    "error": error,
+                }
                 with log_file.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(entry) + "\n")
             on_built()
@@ -159,7 +166,9 @@ def score_version(
                     continue
                 pred = b.extractor.extract(html[url])
                 s = page_score(pred, gold, [a for a in record.attribute if _is_url_attr(a)])
-                out.append(PageResult(m, record.sample_id, record.type, version, url, s.precision, s.recall, s.f1))
+                out.append(
+                    PageResult(m, record.sample_id, record.type, version, url, s.precision, s.recall, s.f1)
+                )
     return out
 
 
@@ -169,7 +178,9 @@ def _is_url_attr(name: str) -> bool:
     return default_kind(name) != "text"
 
 
-def f1_table(results: list[PageResult], methods: list[str], versions: list[int]) -> dict[str, dict[int, dict[str, float]]]:
+def f1_table(
+    results: list[PageResult], methods: list[str], versions: list[int]
+) -> dict[str, dict[int, dict[str, float]]]:
     """method -> version -> {type_1..type_4, overall: mean F1 over (query, page), in %}."""
     cells: dict[tuple[str, int, str], list[float]] = defaultdict(list)
     for r in results:

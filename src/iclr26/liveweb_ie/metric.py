@@ -113,4 +113,6 @@ def mean_prf(scores: Sequence[PRF]) -> PRF:
     if not scores:
         raise ValueError("mean_prf of no scores")
     k = len(scores)
-    return PRF(sum(s.precision for s in scores) / k, sum(s.recall for s in scores) / k, sum(s.f1 for s in scores) / k)
+    return PRF(
+        sum(s.precision for s in scores) / k, sum(s.recall for s in scores) / k, sum(s.f1 for s in scores) / k
+    )

@@ -36,5 +36,7 @@ def ask(
     prefix: str = "",
 ) -> str:
     """One greedy completion; the reply is returned with `prefix` (the text the model continued) in front."""
-    reply = model.chat(list(messages), max_tokens=max_tokens, temperature=0.0, seed=seed, prefix=prefix or None)
+    reply = model.chat(
+        list(messages), max_tokens=max_tokens, temperature=0.0, seed=seed, prefix=prefix or None
+    )
     return prefix + reply[0].text

@@ -28,7 +28,17 @@ from iclr26.liveweb_ie.sites import Group, Site, groundtruth
 TYPES = ("type_1", "type_2", "type_3", "type_4")
 """type_1: one attribute, one value; type_2: several attributes, one value each; type_3: one
 attribute, many values; type_4: several attributes, many values each (the release's data)."""
-RECORD_FIELDS = ("website_id", "website", "group_id", "group_url", "query_id", "query", "attribute", "type", "label")
+RECORD_FIELDS = (
+    "website_id",
+    "website",
+    "group_id",
+    "group_url",
+    "query_id",
+    "query",
+    "attribute",
+    "type",
+    "label",
+)
 
 
 @dataclass(frozen=True)
@@ -70,12 +80,18 @@ def parse_record(raw: Any, where: str) -> Record:
         raise UserError(f"{where}: record {raw.get('sample_id', '?')} has no field {', '.join(missing)}")
     attrs = raw["attribute"]
     if not isinstance(attrs, list) or not attrs or not all(isinstance(a, str) and a for a in attrs):
-        raise UserError(f"{where}: record {raw.get('sample_id', '?')}: attribute must be a non-empty list of names")
+        raise UserError(
+            f"{where}: record {raw.get('sample_id', '?')}: attribute must be a non-empty list of names"
+        )
     if raw["type"] not in TYPES:
-        raise UserError(f"{where}: record {raw.get('sample_id', '?')} has unknown type {raw['type']!r} (one of {TYPES})")
+        raise UserError(
+            f"{where}: record {raw.get('sample_id', '?')} has unknown type {raw['type']!r} (one of {TYPES})"
+        )
     label = raw["label"]
     if not isinstance(label, dict) or any(a not in label for a in attrs):
-        raise UserError(f"{where}: record {raw.get('sample_id', '?')}: label must map every attribute to a file")
+        raise UserError(
+            f"{where}: record {raw.get('sample_id', '?')}: label must map every attribute to a file"
+        )
     sample = raw.get("sample_id") or f"{raw['website_id']}_{raw['group_id']}_{raw['query_id']}"
     return Record(
         str(raw["website_id"]), str(raw["website"]), str(raw["group_id"]), str(raw["group_url"]),
@@ -152,7 +168,9 @@ def load_release(root: str | Path) -> Release:
         raise UserError(f"{dataset} is not valid JSON: {e}") from e
     if not isinstance(raw, dict):
         raise UserError(f"{dataset} must map each site to a list of records")
-    records = [parse_record(r, f"{dataset}[{site!r}][{i}]") for site, rs in raw.items() for i, r in enumerate(rs)]
+    records = [
+        parse_record(r, f"{dataset}[{site!r}][{i}]") for site, rs in raw.items() for i, r in enumerate(rs)
+    ]
     groups: dict[tuple[str, str], list[str]] = {}
     for file in sorted({r.group_url for r in records}):
         path = root / file
@@ -165,7 +183,9 @@ def load_release(root: str | Path) -> Release:
                 for gid, spec in json.loads(line).items():
                     groups[(file, gid)] = [str(u) for u in spec["group_url"]]
             except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as e:
-                raise UserError(f'{path}:{n}: expected {{"g_000": {{"group_url": [...]}}}}, got {line[:80]!r}') from e
+                raise UserError(
+                    f'{path}:{n}: expected {{"g_000": {{"group_url": [...]}}}}, got {line[:80]!r}'
+                ) from e
     for r in records:
         if (r.group_url, r.group_id) not in groups:
             raise UserError(f"record {r.sample_id}: group {r.group_id} is not in {r.group_url}")
@@ -180,7 +200,10 @@ def site_url(site: Site, path: str) -> str:
 
 def _verb(rng: random.Random, kind: str) -> str:
     return rng.choice(
-        {"one": ("Extract", "Retrieve", "Get", "Find"), "many": ("Get all", "Collect all", "Return all", "List all")}[kind]
+        {
+            "one": ("Extract", "Retrieve", "Get", "Find"),
+            "many": ("Get all", "Collect all", "Return all", "List all"),
+        }[kind]
     )
 
 
@@ -196,10 +219,28 @@ def queries(site: Site, group: Group, seed: int) -> list[tuple[str, tuple[str, .
         names = [f.phrase for f in fs]
         return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
-    for fs in [(f,) for f in single] + list(itertools.combinations(single, 2)) + list(itertools.combinations(single, 3)):
-        out.append(("type_1" if len(fs) == 1 else "type_2", tuple(f.name for f in fs), f"{_verb(rng, 'one')} {phrase(fs)}"))
-    for fs in [(f,) for f in many] + list(itertools.combinations(many, 2)) + list(itertools.combinations(many, 3)):
-        out.append(("type_3" if len(fs) == 1 else "type_4", tuple(f.name for f in fs), f"{_verb(rng, 'many')} {phrase(fs)}"))
+    for fs in (
+        [(f,) for f in single]
+        + list(itertools.combinations(single, 2))
+        + list(itertools.combinations(single, 3))
+    ):
+        out.append(
+            (
+                "type_1" if len(fs) == 1 else "type_2",
+                tuple(f.name for f in fs),
+                f"{_verb(rng, 'one')} {phrase(fs)}",
+            )
+        )
+    for fs in (
+        [(f,) for f in many] + list(itertools.combinations(many, 2)) + list(itertools.combinations(many, 3))
+    ):
+        out.append(
+            (
+                "type_3" if len(fs) == 1 else "type_4",
+                tuple(f.name for f in fs),
+                f"{_verb(rng, 'many')} {phrase(fs)}",
+            )
+        )
     return out
 
 

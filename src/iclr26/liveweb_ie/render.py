@@ -29,7 +29,8 @@ _CANDIDATES_JS = """
     const parts = [];
     for (let n = el; n && n.nodeType === 1; n = n.parentNode) {
       let i = 1;
-      for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
+      for (let s = n.previousElementSibling; s; s = s.previousElementSibling)
+        if (s.tagName === n.tagName) i++;
       parts.unshift(n.tagName.toLowerCase() + '[' + i + ']');
     }
     return '/' + parts.join('/');
@@ -40,7 +41,8 @@ _CANDIDATES_JS = """
     if (tag === 'script' || tag === 'style') continue;
     const r = el.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) continue;
-    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim();
+    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3)
+      .map(n => n.textContent).join(' ').trim();
     if (!(own || tag === 'img' || (tag === 'a' && el.getAttribute('href')))) continue;
     out.push({tag, text: (el.innerText || '').trim().replace(/\\s+/g, ' ').slice(0, 160),
               src: el.getAttribute('src') || '', href: el.getAttribute('href') || '',
@@ -67,7 +69,7 @@ class Mark:
 
     def line(self) -> str:
         """The element as one line of a text rendering."""
-        cls = f'.{self.cls.split()[0]}' if self.cls else ""
+        cls = f".{self.cls.split()[0]}" if self.cls else ""
         extra = f" src={self.src}" if self.src else f" href={self.href}" if self.href else ""
         text = f' "{self.text[:80]}"' if self.text and self.tag != "img" else ""
         return f"[{self.mark_id}] <{self.tag}{cls}>{extra}{text}"
@@ -131,7 +133,11 @@ def render_page(
         page.close()
     n_regions = max(1, min(max_regions, -(-shot.height // region_height)))
     regions = [
-        Region(i, i * region_height, shot.crop((0, i * region_height, shot.width, min(shot.height, (i + 1) * region_height))))
+        Region(
+            i,
+            i * region_height,
+            shot.crop((0, i * region_height, shot.width, min(shot.height, (i + 1) * region_height))),
+        )
         for i in range(n_regions)
     ]
     marks: dict[int, Mark] = {}
@@ -140,13 +146,24 @@ def render_page(
         k = int(centre // region_height)
         if k >= n_regions:
             continue
-        m = Mark(len(marks) + 1, r["tag"], r["text"], r["src"], r["href"], r["cls"], (r["x"], r["y"], r["w"], r["h"]), r["xpath"])
+        m = Mark(
+            len(marks) + 1,
+            r["tag"],
+            r["text"],
+            r["src"],
+            r["href"],
+            r["cls"],
+            (r["x"], r["y"], r["w"], r["h"]),
+            r["xpath"],
+        )
         marks[m.mark_id] = m
         regions[k].marks.append(m)
     return RenderedPage(url, html, regions, marks, time.perf_counter() - t0)
 
 
-def draw_marks(region: Region, marks: list[Mark] | None = None, *, highlight: set[int] = frozenset()) -> Image.Image:
+def draw_marks(
+    region: Region, marks: list[Mark] | None = None, *, highlight: set[int] = frozenset()
+) -> Image.Image:
     """The region's screenshot with a numbered box on each mark (set-of-mark); `highlight` in red."""
     from PIL import ImageDraw
 

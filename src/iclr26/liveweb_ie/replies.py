@@ -12,7 +12,12 @@ from lxml import etree
 from iclr26.agents.actions import ParseError, parse_json_action
 from iclr26.liveweb_ie.sites import KINDS
 
-_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    )
+}
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 
 
@@ -51,7 +56,13 @@ def parse_attributes(reply: str, attributes: tuple[str, ...], query: str) -> lis
         line = next((ln for ln in lines if name.lower() in ln.lower() or key in ln.lower()), "")
         low = line.lower()
         kind = next((k for k in KINDS if re.search(rf"\b{k}s?\b", low)), None)
-        many = True if re.search(r"\b(many|multiple|several|list|all)\b", low) else False if re.search(r"\b(one|single)\b", low) else None
+        many = (
+            True
+            if re.search(r"\b(many|multiple|several|list|all)\b", low)
+            else False
+            if re.search(r"\b(one|single)\b", low)
+            else None
+        )
         desc = re.split(r"[|:]", line)[-1].strip() if line else ""
         out.append(
             AttributeSpec(
@@ -127,7 +138,9 @@ def parse_xpath(reply: str) -> str:
     starts = []
     for span in spans:
         c = _clean(span)
-        hits = [i for i in (c.find("//"), c.find("/html"), 0 if c.startswith(("/", "(", "./")) else -1) if i >= 0]
+        hits = [
+            i for i in (c.find("//"), c.find("/html"), 0 if c.startswith(("/", "(", "./")) else -1) if i >= 0
+        ]
         if hits:
             starts.append(c[min(hits) :])
     for s in starts:
@@ -141,7 +154,7 @@ _MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
 
 
 def parse_xpath_map(reply: str, attributes: tuple[str, ...]) -> dict[str, str]:
-    """CoT / Reflexion: attribute -> XPath, from a JSON object or `attribute: xpath` lines ("" when absent)."""
+    """CoT / Reflexion: attribute -> XPath from a JSON object or `attribute: xpath` lines ("" if absent)."""
     out = {a: "" for a in attributes}
     try:
         found = parse_json_action(reply, _MAP_SCHEMA).content

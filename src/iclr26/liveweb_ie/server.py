@@ -37,7 +37,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.live = live
         super().__init__(*args)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         version = self.live.version
         status, kind, body = self.live.respond(unquote(urlsplit(self.path).path), version)
         self.send_response(status)
@@ -55,7 +55,9 @@ class _Handler(BaseHTTPRequestHandler):
 class LiveSites:
     """The generated sites behind one HTTP server on 127.0.0.1; `version` is the clock they follow."""
 
-    def __init__(self, seed: int = 0, sites: tuple[str, ...] = SITE_KEYS, *, port: int = 0, cache_pages: int = 4096):
+    def __init__(
+        self, seed: int = 0, sites: tuple[str, ...] = SITE_KEYS, *, port: int = 0, cache_pages: int = 4096
+    ):
         self.sites: dict[str, Site] = make_sites(seed, sites)
         self.seed = seed
         self._version = 0
@@ -106,7 +108,11 @@ class LiveSites:
                 f'<li><a href="{site.pages(g, version)[0]}">{g.noun} pages ({g.group_id})</a></li>'
                 for g in site.groups
             )
-            return 200, "text/html; charset=utf-8", f"<html><body><h1>{site.website}</h1><ul>{links}</ul></body></html>".encode()
+            return (
+                200,
+                "text/html; charset=utf-8",
+                f"<html><body><h1>{site.website}</h1><ul>{links}</ul></body></html>".encode(),
+            )
         content = site.page(rest, version)
         if content is None:
             return 404, "text/html; charset=utf-8", b"<html><body><h1>404 Not Found</h1></body></html>"
@@ -117,7 +123,9 @@ class LiveSites:
             return self
         self._server = ThreadingHTTPServer((HOST, self._port), partial(_Handler, self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=partial(self._server.serve_forever, poll_interval=0.05), daemon=True)
+        self._thread = threading.Thread(
+            target=partial(self._server.serve_forever, poll_interval=0.05), daemon=True
+        )
         self._thread.start()
         return self
 
@@ -152,7 +160,9 @@ class LiveSites:
             with urllib.request.urlopen(url, timeout=timeout_s) as r:
                 return Page(url, r.read().decode("utf-8"), int(r.headers["X-Site-Version"]), r.status)
         except urllib.error.HTTPError as e:
-            return Page(url, e.read().decode("utf-8", "replace"), int(e.headers.get("X-Site-Version", -1)), e.code)
+            return Page(
+                url, e.read().decode("utf-8", "replace"), int(e.headers.get("X-Site-Version", -1)), e.code
+            )
 
     def layout(self) -> str:
         return layout_of(self.version).version
@@ -168,7 +178,9 @@ class Page:
     status: int = 200
 
 
-def load_test(live: LiveSites, paths: list[tuple[str, str]], *, requests: int = 2000, clients: int = 4) -> dict[str, float]:
+def load_test(
+    live: LiveSites, paths: list[tuple[str, str]], *, requests: int = 2000, clients: int = 4
+) -> dict[str, float]:
     """GET `requests` pages (cycling through `paths`) from `clients` keep-alive connections; stops by itself.
 
     Returns requests per second, the error count and the latency percentiles (ms).

@@ -107,21 +107,140 @@ class PageContent:
 Item = dict[str, object]
 
 # ---------------------------------------------------------------- vocabularies
-_WORDS = (
-    "light attic velvet sharp objects requiem dirty secrets coming woman boys black starving hearts "
-    "sonnets free pilgrim band rip olio mesaerion libertarian sapiens river silent garden winter "
-    "glass harbor empire shadow orchard lantern compass meridian hollow crimson quiet signal north "
-    "paper falcon marble ember tide forest echo atlas copper violet canyon summit prairie lighthouse"
-).split()
-_FIRST = "Ada Alan Grace Edsger Barbara Donald Leslie Radia Ken Margaret Tim John Frances Yann Fei".split()
-_LAST = "Lovelace Turing Hopper Dijkstra Liskov Knuth Lamport Perlman Thompson Hamilton Berners Backus Allen Chen Li".split()
-_CATEGORIES = "Travel Mystery Historical-Fiction Poetry Science Romance Fantasy Philosophy Music Humor".split()
-_TAGS = "life love humor truth books friendship inspirational change choices reading simile world".split()
-_CITIES = "Hamburg Ulm Alabama Paris London Boston Vienna Warsaw Lagos Lima Kyoto Oslo".split()
-_GENRES = "Action Puzzle Strategy Adventure Racing Simulation Platformer Shooter".split()
-_STUDIOS = "Nintendo Valve Ubisoft Capcom Sega Atlus Bungie Konami".split()
-_SUBJECTS = "cs.LG cs.CL cs.CV cs.DB cs.DC stat.ML math.OC".split()
-_REGIONS = "africa asia europe americas oceania".split()
+_WORDS = [
+    "light",
+    "attic",
+    "velvet",
+    "sharp",
+    "objects",
+    "requiem",
+    "dirty",
+    "secrets",
+    "coming",
+    "woman",
+    "boys",
+    "black",
+    "starving",
+    "hearts",
+    "sonnets",
+    "free",
+    "pilgrim",
+    "band",
+    "rip",
+    "olio",
+    "mesaerion",
+    "libertarian",
+    "sapiens",
+    "river",
+    "silent",
+    "garden",
+    "winter",
+    "glass",
+    "harbor",
+    "empire",
+    "shadow",
+    "orchard",
+    "lantern",
+    "compass",
+    "meridian",
+    "hollow",
+    "crimson",
+    "quiet",
+    "signal",
+    "north",
+    "paper",
+    "falcon",
+    "marble",
+    "ember",
+    "tide",
+    "forest",
+    "echo",
+    "atlas",
+    "copper",
+    "violet",
+    "canyon",
+    "summit",
+    "prairie",
+    "lighthouse",
+]
+_FIRST = [
+    "Ada",
+    "Alan",
+    "Grace",
+    "Edsger",
+    "Barbara",
+    "Donald",
+    "Leslie",
+    "Radia",
+    "Ken",
+    "Margaret",
+    "Tim",
+    "John",
+    "Frances",
+    "Yann",
+    "Fei",
+]
+_LAST = [
+    "Lovelace",
+    "Turing",
+    "Hopper",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Lamport",
+    "Perlman",
+    "Thompson",
+    "Hamilton",
+    "Berners",
+    "Backus",
+    "Allen",
+    "Chen",
+    "Li",
+]
+_CATEGORIES = [
+    "Travel",
+    "Mystery",
+    "Historical-Fiction",
+    "Poetry",
+    "Science",
+    "Romance",
+    "Fantasy",
+    "Philosophy",
+    "Music",
+    "Humor",
+]
+_TAGS = [
+    "life",
+    "love",
+    "humor",
+    "truth",
+    "books",
+    "friendship",
+    "inspirational",
+    "change",
+    "choices",
+    "reading",
+    "simile",
+    "world",
+]
+_CITIES = [
+    "Hamburg",
+    "Ulm",
+    "Alabama",
+    "Paris",
+    "London",
+    "Boston",
+    "Vienna",
+    "Warsaw",
+    "Lagos",
+    "Lima",
+    "Kyoto",
+    "Oslo",
+]
+_GENRES = ["Action", "Puzzle", "Strategy", "Adventure", "Racing", "Simulation", "Platformer", "Shooter"]
+_STUDIOS = ["Nintendo", "Valve", "Ubisoft", "Capcom", "Sega", "Atlus", "Bungie", "Konami"]
+_SUBJECTS = ["cs.LG", "cs.CL", "cs.CV", "cs.DB", "cs.DC", "stat.ML", "math.OC"]
+_REGIONS = ["africa", "asia", "europe", "americas", "oceania"]
 
 
 def _title(rng: random.Random, lo: int = 2, hi: int = 8) -> str:
@@ -204,11 +323,15 @@ class Site:
         for g in self.groups:
             if g.group_id == group_id:
                 return g
-        raise UserError(f"site {self.key} has no group {group_id!r} (it has {[g.group_id for g in self.groups]})")
+        raise UserError(
+            f"site {self.key} has no group {group_id!r} (it has {[g.group_id for g in self.groups]})"
+        )
 
     def page(self, path: str, version: int) -> PageContent | None:
         """The content of `path` in whichever group serves it, or None."""
-        where = self.indexed("groups", version, lambda: {p: g for g in self.groups for p in self.pages(g, version)})
+        where = self.indexed(
+            "groups", version, lambda: {p: g for g in self.groups for p in self.pages(g, version)}
+        )
         g = where.get(path)
         return None if g is None else self.content(g, path, version)  # type: ignore[arg-type]
 
@@ -291,15 +414,16 @@ class BookStore(Site):
             "id": item_id,
             "title": title,
             "price": round(rng.uniform(10, 60), 2),
-            "stock": rng.choice([0] + list(range(1, 23))),
+            "stock": rng.choice(range(23)),
             "upc": _digest(self.seed, "upc", item_id)[:16],
             "category": rng.choice(_CATEGORIES),
-            "image": f"media/cache/{_digest(title)[:2]}/{_digest(title)[2:4]}/{_digest(title, item_id)[:32]}.jpg",
+            "image": f"media/cache/{_digest(title)[:2]}/{_digest(title)[2:4]}/"
+            f"{_digest(title, item_id)[:32]}.jpg",
         }
 
     def update_item(self, rng: random.Random, item: Item) -> None:
         item["price"] = round(float(item["price"]) * rng.uniform(0.8, 1.2), 2)  # type: ignore[arg-type]
-        item["stock"] = rng.choice([0] + list(range(1, 23)))
+        item["stock"] = rng.choice(range(23))
 
     @staticmethod
     def _stock(item: Item) -> str:
@@ -313,7 +437,9 @@ class BookStore(Site):
         if group.group_id == "g_000":
             return [self._book_path(it) for it in items]
         if group.group_id == "g_001":
-            return [f"catalogue/category/books/{c.lower()}_{k + 2}/index.html" for k, c in enumerate(_CATEGORIES)]
+            return [
+                f"catalogue/category/books/{c.lower()}_{k + 2}/index.html" for k, c in enumerate(_CATEGORIES)
+            ]
         return [f"catalogue/page-{n + 1}.html" for n in range(len(_paged(items, self.per_page)))]
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
@@ -362,7 +488,13 @@ class BookStore(Site):
 class QuotesSite(Site):
     """quotes.toscrape-like: paginated quotes with authors and tags, and author pages."""
 
-    key, website, folder, domain, name = "quotes", "quotes.toscrape.local", "quotestoscrape", "other", "quotes"
+    key, website, folder, domain, name = (
+        "quotes",
+        "quotes.toscrape.local",
+        "quotestoscrape",
+        "other",
+        "quotes",
+    )
     base_items = 100
     per_page = 10
     groups = (
@@ -544,7 +676,13 @@ class TableSite(Site):
 class ProductShop(Site):
     """sandbox.oxylabs-like: a paginated game catalogue with images, and product detail pages."""
 
-    key, website, folder, domain, name = "shop", "sandbox.oxylabs.local", "sandboxoxylabs", "ecommerce", "shop"
+    key, website, folder, domain, name = (
+        "shop",
+        "sandbox.oxylabs.local",
+        "sandboxoxylabs",
+        "ecommerce",
+        "shop",
+    )
     base_items = 150
     per_page = 16
     groups = (
@@ -699,7 +837,9 @@ class PaperListing(Site):
                 "subject": [str(hit["subject"])],
             }
             labels = {values["pdf_link"][0]: "View PDF"}
-            return PageContent(path, str(hit["title"]), group, page_values=values, link_labels=labels, page_dir=page_dir)
+            return PageContent(
+                path, str(hit["title"]), group, page_values=values, link_labels=labels, page_dir=page_dir
+            )
         pages = _paged(items, self.per_page)
         for n, chunk in enumerate(pages):
             if path == f"list/page-{n + 1}.html":
@@ -736,7 +876,9 @@ def make_sites(seed: int = 0, keys: tuple[str, ...] = SITE_KEYS) -> dict[str, Si
 # ---------------------------------------------------------------- ground truth and HTML
 def groundtruth(content: PageContent) -> dict[str, list[str]]:
     """Every attribute's values on the page, in page order (page-level values, then items')."""
-    out: dict[str, list[str]] = {f.name: list(content.page_values.get(f.name, [])) for f in content.group.fields}
+    out: dict[str, list[str]] = {
+        f.name: list(content.page_values.get(f.name, [])) for f in content.group.fields
+    }
     for it in content.items:
         for f in content.group.fields:
             out[f.name].extend(it.get(f.name, []))
@@ -781,7 +923,9 @@ def _value_html(f: Field, cls: str, tag: str, value: str, labels: dict[str, str]
     return f'<{tag} class="{cls}">{_esc(value)}</{tag}>'
 
 
-def _fields_html(group: Group, values: dict[str, list[str]], lay: Layout, labels: dict[str, str], alt: str) -> str:
+def _fields_html(
+    group: Group, values: dict[str, list[str]], lay: Layout, labels: dict[str, str], alt: str
+) -> str:
     order = list(enumerate(group.fields))
     if lay.reverse_fields:
         order.reverse()
@@ -790,7 +934,10 @@ def _fields_html(group: Group, values: dict[str, list[str]], lay: Layout, labels
         cls, tag = lay.cls(f, i), lay.tag(f)
         vals = values.get(f.name, [])
         if tag == "td":  # detail-page values in a product-information table
-            rows += [f"<tr><th>{_esc(f.name.upper())}</th>{_value_html(f, cls, tag, v, labels, alt)}</tr>" for v in vals]
+            rows += [
+                f"<tr><th>{_esc(f.name.upper())}</th>{_value_html(f, cls, tag, v, labels, alt)}</tr>"
+                for v in vals
+            ]
             continue
         inner = "".join(_value_html(f, cls, tag, v, labels, alt) for v in vals)
         parts.append(f'<div class="field">{inner}</div>' if f.many else inner)
@@ -813,15 +960,19 @@ def render(site: Site, content: PageContent, version: int) -> str:
     lay, g = layout_of(version), content.group
     alt = content.title
     if g.kind == "detail":
-        body = f'<article class="product_page">\n{_fields_html(g, content.page_values, lay, content.link_labels, alt)}\n</article>'
+        fields = _fields_html(g, content.page_values, lay, content.link_labels, alt)
+        body = f'<article class="product_page">\n{fields}\n</article>'
     elif g.kind == "table":
         cols = _columns(g, lay)
         head = "".join(f"<th>{_esc(g.fields[i].name.replace('_', ' ').title())}</th>" for i in cols)
         trs = []
         for it in content.items:
-            tds = "".join(f'<td class="{lay.cls(g.fields[i], i)}">{_esc(it[g.fields[i].name][0])}</td>' for i in cols)
+            tds = "".join(
+                f'<td class="{lay.cls(g.fields[i], i)}">{_esc(it[g.fields[i].name][0])}</td>' for i in cols
+            )
             trs.append(f'<tr class="team">{tds}</tr>')
-        body = f'<table class="{g.container}"><thead><tr>{head}</tr></thead><tbody>{"".join(trs)}</tbody></table>'
+        rows = "".join(trs)
+        body = f'<table class="{g.container}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
     else:
         cards = []
         for it in content.items:
@@ -834,26 +985,31 @@ def render(site: Site, content: PageContent, version: int) -> str:
         main = f'<div class="wrap-{k}">{main}</div>'
     nav = "".join(f'<li><a href="/{site.key}/{p}">{_esc(noun)}s</a></li>' for noun, p in _nav(site, version))
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(content.title)} | {site.name}'
-        f"</title><style>{_CSS}</style></head>\n<body><header class=\"page_header\"><a class=\"brand\" href=\"/{site.key}/"
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_esc(content.title)} | {site.name}</title><style>{_CSS}</style></head>\n"
+        f'<body><header class="page_header"><a class="brand" href="/{site.key}/'
         f'index.html">{_esc(site.website)}</a><ul class="nav">{nav}</ul></header>\n'
         f'<div class="page_inner"><ul class="breadcrumb"><li><a href="/{site.key}/index.html">Home</a></li>'
         f'<li class="active">{_esc(content.title)}</li></ul>\n<div class="content">{main}</div></div>\n'
-        f'<footer class="footer"><p>Generated site for LiveWeb-IE drift tests; layout {lay.version}.</p></footer>'
+        '<footer class="footer"><p>Generated site for LiveWeb-IE drift tests; '
+        f"layout {lay.version}.</p></footer>"
         "</body></html>\n"
     )
 
 
 def _nav(site: Site, version: int) -> list[tuple[str, str]]:
     """(noun, first page) of each group: the site's navigation bar."""
-    firsts = site.indexed("nav", version, lambda: {g.group_id: site.pages(g, version)[:1] for g in site.groups})
+    firsts = site.indexed(
+        "nav", version, lambda: {g.group_id: site.pages(g, version)[:1] for g in site.groups}
+    )
     return [(g.noun, p) for g in site.groups for p in firsts[g.group_id]]  # type: ignore[attr-defined]
 
 
 _CSS = (
     "body{font-family:sans-serif;margin:0;background:#fff;color:#222;width:1200px}"
     "header{background:#5b7c99;padding:12px}header a{color:#fff;margin-right:16px}"
-    ".nav,.breadcrumb,.pager,.row{list-style:none;padding:0}.nav li,.breadcrumb li,.pager li{display:inline;margin:0 6px}"
+    ".nav,.breadcrumb,.pager,.row{list-style:none;padding:0}"
+    ".nav li,.breadcrumb li,.pager li{display:inline;margin:0 6px}"
     ".page_inner{padding:12px 24px}.row{display:flex;flex-wrap:wrap}"
     ".row>li{width:260px;margin:8px;border:1px solid #ddd;padding:8px}"
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}"
@@ -883,4 +1039,3 @@ def _image_bytes(path: str) -> bytes:
 
 def group_size(site: Site, group: Group, version: int) -> int:
     return len(site.pages(group, version))
-

@@ -45,7 +45,9 @@ def select_records(records: list[Record], per_type: int, types: tuple[str, ...] 
             if r.type == t:
                 groups[(r.website, r.group_id)].append(r)
         queues = list(groups.values())
-        queues = queues[i % len(queues) :] + queues[: i % len(queues)] if queues else []  # types start at different sites
+        queues = (
+            queues[i % len(queues) :] + queues[: i % len(queues)] if queues else []
+        )  # types start at different sites
         picked: list[Record] = []
         while len(picked) < per_type and any(queues):
             for q in queues:
@@ -59,15 +61,25 @@ def _summary(release: Release) -> Report:
     """A loaded release's shape: queries per type, groups and pages."""
     counts = release.by_type()
     pages = [len(u) for u in release.groups.values()]
-    rows = [[t, counts[t]] for t in TYPES] + [["groups", len(release.groups)], ["pages (median per group)", sorted(pages)[len(pages) // 2]]]
+    rows = [[t, counts[t]] for t in TYPES] + [
+        ["groups", len(release.groups)],
+        ["pages (median per group)", sorted(pages)[len(pages) // 2]],
+    ]
     table = Table(f"LiveWeb-IE release at {release.root}", ["", "count"], rows)
     print(markdown_table(table.columns, table.rows))
-    return Report(tables=[table], notes=["scoring the public release needs its live sites (the web); this machine serves only the generated sites"])
+    return Report(
+        tables=[table],
+        notes=[
+            "scoring the public release needs its live sites (the web); "
+            "this machine serves only the generated sites"
+        ],
+    )
 
 
-def _methods(cfg: LiveWebConfig, ctx: RunContext, stack: ExitStack, live: LiveSites, release: Release) -> tuple[list[Any], dict[str, Any]]:
-    from iclr26.liveweb_ie.baselines import CoT, Oracle, Reflexion, RuleBased
-    from iclr26.liveweb_ie.baselines import AutoScraperLLM
+def _methods(
+    cfg: LiveWebConfig, ctx: RunContext, stack: ExitStack, live: LiveSites, release: Release
+) -> tuple[list[Any], dict[str, Any]]:
+    from iclr26.liveweb_ie.baselines import AutoScraperLLM, CoT, Oracle, Reflexion, RuleBased
 
     model = ctx.chat_model(cfg.llm, cfg.llm_path or None) if set(cfg.methods) & set(LLM_METHODS) else None
     common = {"max_tokens": cfg.max_tokens, "prefill": cfg.prefill, "seed": cfg.seed}
@@ -82,7 +94,9 @@ def _methods(cfg: LiveWebConfig, ctx: RunContext, stack: ExitStack, live: LiveSi
         elif name == "reflexion":
             out.append(Reflexion(model, rounds=cfg.reflexion_rounds, html_chars=cfg.html_chars, **common))
         elif name == "autoscraper":
-            out.append(AutoScraperLLM(model, steps=cfg.autoscraper_steps, html_chars=cfg.html_chars, **common))
+            out.append(
+                AutoScraperLLM(model, steps=cfg.autoscraper_steps, html_chars=cfg.html_chars, **common)
+            )
         else:
             from iclr26.agents.browser import headless_chromium
             from iclr26.liveweb_ie.vgs import VisualGroundingScraper
@@ -104,19 +118,35 @@ def run(cfg: LiveWebConfig, ctx: RunContext) -> Report:
         return _summary(load_release(cfg.release))
     with ExitStack() as stack:
         live = stack.enter_context(LiveSites(cfg.seed, cfg.sites))
-        releases = {v: load_release(write_release(live.sites, ctx.out_dir / "release" / f"v{v}", v, seed=cfg.seed)) for v in cfg.versions}
+        releases = {
+            v: load_release(write_release(live.sites, ctx.out_dir / "release" / f"v{v}", v, seed=cfg.seed))
+            for v in cfg.versions
+        }
         first = releases[cfg.versions[0]]
         records = select_records(first.records, cfg.records_per_type, cfg.types)
-        ctx.log(f"{len(records)} queries ({', '.join(f'{t} {sum(r.type == t for r in records)}' for t in TYPES)}) on {len(cfg.sites)} sites")
+        counts = ", ".join(f"{t} {sum(r.type == t for r in records)}" for t in TYPES)
+        ctx.log(f"{len(records)} queries ({counts}) on {len(cfg.sites)} sites")
         methods, models = _methods(cfg, ctx, stack, live, first)
         live.version = cfg.versions[0]
-        with ctx.progress(f"wrappers for {len(records)} queries x {len(methods)} methods", len(records) * len(methods)) as advance:
-            built = build_wrappers(live, first, records, methods, ctx.out_dir / "wrappers.jsonl", models=models, on_built=lambda: advance(1))
+        with ctx.progress(
+            f"wrappers for {len(records)} queries x {len(methods)} methods", len(records) * len(methods)
+        ) as advance:
+            built = build_wrappers(
+                live,
+                first,
+                records,
+                methods,
+                ctx.out_dir / "wrappers.jsonl",
+                models=models,
+                on_built=lambda: advance(1),
+            )
         firsts = {r.sample_id: first.urls(r)[0] for r in records}
         results = []
         for v in cfg.versions:
             live.version = v
-            results += score_version(live, releases[v], records, built, firsts, pages_per_group=cfg.pages_per_group)
+            results += score_version(
+                live, releases[v], records, built, firsts, pages_per_group=cfg.pages_per_group
+            )
             ctx.log(f"version {v} (layout {layout_of(v).version}) scored")
         with (ctx.out_dir / "pages.jsonl").open("w", encoding="utf-8") as f:
             f.writelines(json.dumps(asdict(r)) + "\n" for r in results)
@@ -141,53 +171,89 @@ def _fmt(x: float) -> float | str:
     return "" if x != x else round(x, 1)  # NaN: no page of that type
 
 
-def _report(cfg: LiveWebConfig, ctx: RunContext, methods: list[Any], built: dict[tuple[str, str], Any], results: list[Any]) -> Report:
+def _report(
+    cfg: LiveWebConfig,
+    ctx: RunContext,
+    methods: list[Any],
+    built: dict[tuple[str, str], Any],
+    results: list[Any],
+) -> Report:
     names = [m.name for m in methods]
     vs = list(cfg.versions)
     f1 = f1_table(results, names, vs)
     cost = defaultdict(list)
     for (m, _), b in built.items():
         cost[m].append(b)
-    cols = ["method"] + [f"F1 v{v} ({layout_of(v).version})" for v in vs] + ["change first to last (%)", "build s / query", "tokens / query"]
+    cols = (
+        ["method"]
+        + [f"F1 v{v} ({layout_of(v).version})" for v in vs]
+        + ["change first to last (%)", "build s / query", "tokens / query"]
+    )
     rows = []
     for m in names:
         first, last = f1[m][vs[0]]["overall"], f1[m][vs[-1]]["overall"]
         change = 100 * (last - first) / first if first else float("nan")
         bs = cost[m]
-        rows.append([m] + [_fmt(f1[m][v]["overall"]) for v in vs] + [_fmt(change), round(sum(b.seconds for b in bs) / max(1, len(bs)), 2), round(sum(b.tokens for b in bs) / max(1, len(bs)))])
+        rows.append(
+            [m]
+            + [_fmt(f1[m][v]["overall"]) for v in vs]
+            + [
+                _fmt(change),
+                round(sum(b.seconds for b in bs) / max(1, len(bs)), 2),
+                round(sum(b.tokens for b in bs) / max(1, len(bs))),
+            ]
+        )
     for m, v in PAPER_F1.items():
         rows.append([f"{m} (paper, GPT-4o, live)", v] + [""] * (len(vs) - 1) + ["", "", ""])
     overall = Table(
         "F1 (%) by method, before and after the sites drift",
         cols,
         rows,
-        caption=f"Wrappers made on each group's first page at v{vs[0]}; v1: content drift; v2: layout v2 (+ content); "
-        "v4: layout v3. Macro F1 over (query, page). The oracle is not a model: its v0 row validates the metric.",
+        caption=f"Wrappers made on each group's first page at v{vs[0]}; v1: content drift; "
+        "v2: layout v2 (+ content); v4: layout v3. Macro F1 over (query, page). "
+        "The oracle is not a model: its v0 row validates the metric.",
     )
     type_cols = ["method"] + [f"{t} v{vs[0]}" for t in TYPES] + [f"{t} v{vs[-1]}" for t in TYPES]
-    type_rows = [[m] + [_fmt(f1[m][vs[0]][t]) for t in TYPES] + [_fmt(f1[m][vs[-1]][t]) for t in TYPES] for m in names]
+    type_rows = [
+        [m] + [_fmt(f1[m][vs[0]][t]) for t in TYPES] + [_fmt(f1[m][vs[-1]][t]) for t in TYPES] for m in names
+    ]
     type_rows.append(["VGS (paper, GPT-4o)", *PAPER_VGS_TYPES] + [""] * 4)
     by_type = Table("F1 (%) by query type, first and last version", type_cols, type_rows)
     print(markdown_table(overall.columns, overall.rows))
     print(markdown_table(by_type.columns, by_type.rows))
-    notes = [f"{len({r.sample_id for r in results})} queries; {cfg.pages_per_group or 'all'} pages per group per version"]
+    notes = [
+        f"{len({r.sample_id for r in results})} queries; "
+        f"{cfg.pages_per_group or 'all'} pages per group per version"
+    ]
     if "oracle" in f1:
         o = f1["oracle"]
-        notes.append(f"oracle F1 at v{vs[0]}: {o[vs[0]]['overall']:.1f}% (must be 100: the metric and ground truth agree); at v{vs[-1]}: {o[vs[-1]]['overall']:.1f}%")
+        notes.append(
+            f"oracle F1 at v{vs[0]}: {o[vs[0]]['overall']:.1f}% (must be 100: the metric and ground truth "
+            f"agree); at v{vs[-1]}: {o[vs[-1]]['overall']:.1f}%"
+        )
     for m in methods:
         errs = sum(len(getattr(b.extractor, "errors", [])) for (k, _), b in built.items() if k == m.name)
         if errs:
             notes.append(f"{m.name}: {errs} invalid XPaths counted as empty extractions")
         secs = getattr(m, "render_seconds", None)
         if secs:
-            notes.append(f"VGS: Chromium render into regions, median {sorted(secs)[len(secs) // 2]:.2f} s, max {max(secs):.2f} s per page")
+            notes.append(
+                f"VGS: Chromium render into regions, median {sorted(secs)[len(secs) // 2]:.2f} s, "
+                f"max {max(secs):.2f} s per page"
+            )
     figures = _figures(ctx, f1, names, vs)
     claim = None
     if "VGS" in f1:
         base = [b for b in ("CoT", "AutoScraper", "Reflexion") if b in f1]
         if base:
             best = max(base, key=lambda b: f1[b][vs[0]]["overall"])
-            claim = ClaimCheck(f"overall F1 at v{vs[0]} (%)", "VGS", f1["VGS"][vs[0]]["overall"], best, f1[best][vs[0]]["overall"])
+            claim = ClaimCheck(
+                f"overall F1 at v{vs[0]} (%)",
+                "VGS",
+                f1["VGS"][vs[0]]["overall"],
+                best,
+                f1[best][vs[0]]["overall"],
+            )
     return Report(tables=[overall, by_type], figures=figures, claim_check=claim, notes=notes)
 
 
@@ -201,7 +267,9 @@ def _figures(ctx: RunContext, f1: dict[str, Any], names: list[str], vs: list[int
         for i, m in enumerate(names):
             vals = [f1[m][v][t] for t in (*TYPES, "overall")]
             ax.bar([k + i * width for k in range(5)], [0 if x != x else x for x in vals], width, label=m)
-        ax.set_xticks([k + 0.4 - width / 2 for k in range(5)], ["type 1", "type 2", "type 3", "type 4", "overall"])
+        ax.set_xticks(
+            [k + 0.4 - width / 2 for k in range(5)], ["type 1", "type 2", "type 3", "type 4", "overall"]
+        )
         ax.set_title(f"v{v} (layout {layout_of(v).version})")
     axes[0].set_ylabel("F1 (%)")
     axes[1].legend(fontsize=7, loc="upper right")
@@ -216,11 +284,31 @@ def _figures(ctx: RunContext, f1: dict[str, Any], names: list[str], vs: list[int
 PRESETS = preset_table(
     bench=LiveWebConfig(),
     # CI: two sites, one query per type, the oracle and the rule-based wrapper, no model, no browser
-    smoke={"sites": ("books", "quotes"), "records_per_type": 1, "pages_per_group": 3, "versions": (0, 2), "methods": ("oracle", "rules")},
+    smoke={
+        "sites": ("books", "quotes"),
+        "records_per_type": 1,
+        "pages_per_group": 3,
+        "versions": (0, 2),
+        "methods": ("oracle", "rules"),
+    },
     # the tour: one query per type, SmolLM2 in CoT and VGS, before and after drift
-    demo={"records_per_type": 1, "pages_per_group": 5, "methods": ("oracle", "rules", "cot", "vgs"), "max_tokens": 48, "max_regions": 2},
+    demo={
+        "records_per_type": 1,
+        "pages_per_group": 5,
+        "methods": ("oracle", "rules", "cot", "vgs"),
+        "max_tokens": 48,
+        "max_regions": 2,
+    },
     # the paper's protocol: every query, every page, a strong served model, no prefilled formats
-    paper={"llm": "http", "records_per_type": 0, "pages_per_group": 0, "max_tokens": 1024, "html_chars": 60_000,
-           "region_chars": 6000, "max_regions": 6, "prefill": False, "versions": (0, 1, 2, 4)},
-)  # fmt: skip
+    paper={
+        "llm": "http",
+        "records_per_type": 0,
+        "pages_per_group": 0,
+        "max_tokens": 1024,
+        "html_chars": 60_000,
+        "region_chars": 6000,
+        "max_regions": 6,
+        "prefill": False,
+    },
+)
 SYSTEM = implemented_system("liveweb_ie", presets=PRESETS, run=run)

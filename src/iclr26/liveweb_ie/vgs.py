@@ -98,7 +98,13 @@ class VisualGroundingScraper:
 
     def _ask(self, text: str, *images: Any, prefix: str = "") -> str:
         messages = [{"role": "system", "content": SYSTEM}, user_message(text, *images)]
-        return ask(self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=prefix if self.prefill else "")
+        return ask(
+            self.model,
+            messages,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            prefix=prefix if self.prefill else "",
+        )
 
     # stage 1
     def identify(self, record: Record) -> tuple[list[AttributeSpec], str]:
@@ -115,36 +121,59 @@ class VisualGroundingScraper:
     def ground(self, page: RenderedPage, spec: AttributeSpec) -> tuple[int, str]:
         """The region holding the attribute (region 0 when the reply names none)."""
         n = len(page.regions)
-        ask = f"Which region of the page shows {spec.name} ({spec.description})? Answer with the region number, 0 to {n - 1}."
+        ask = (
+            f"Which region of the page shows {spec.name} ({spec.description})? "
+            f"Answer with the region number, 0 to {n - 1}."
+        )
         if self.vision:
             intro = f"The page is shown as {n} regions, top to bottom: region 0 first.\n"
             reply = self._ask(intro + ask, *[r.image for r in page.regions], prefix="Region ")
         else:
-            regions = "\n\n".join(f"Region {r.index}:\n{r.text(self.region_chars // max(1, n))}" for r in page.regions)
-            reply = self._ask(f"The page, region by region (one line per element):\n{regions}\n\n{ask}", prefix="Region ")
+            regions = "\n\n".join(
+                f"Region {r.index}:\n{r.text(self.region_chars // max(1, n))}" for r in page.regions
+            )
+            reply = self._ask(
+                f"The page, region by region (one line per element):\n{regions}\n\n{ask}", prefix="Region "
+            )
         found = parse_region(reply, n)
         return (0 if found is None else found), reply
 
     # stage 3
     def pinpoint(self, region: Region, spec: AttributeSpec) -> tuple[list[int], str]:
         """The marked elements holding the attribute."""
-        want = "all the numbers of the elements that hold it, comma-separated" if spec.many else "the number of the element that holds it"
+        want = (
+            "all the numbers of the elements that hold it, comma-separated"
+            if spec.many
+            else "the number of the element that holds it"
+        )
         ask = f"Find {spec.name} ({spec.description}, a {spec.kind}). Answer with {want}."
         if self.vision:
-            reply = self._ask(f"The page region has numbered boxes on its elements.\n{ask}", draw_marks(region), prefix="Elements: ")
+            reply = self._ask(
+                f"The page region has numbered boxes on its elements.\n{ask}",
+                draw_marks(region),
+                prefix="Elements: ",
+            )
         else:
-            reply = self._ask(f"Elements of the region:\n{region.text(self.region_chars)}\n\n{ask}", prefix="Elements: ")
+            reply = self._ask(
+                f"Elements of the region:\n{region.text(self.region_chars)}\n\n{ask}", prefix="Elements: "
+            )
         return parse_marks(reply, {m.mark_id for m in region.marks}, many=spec.many), reply
 
     # stage 4
-    def synthesise(self, page: RenderedPage, tree: Any, region: Region, marks: list[Mark], spec: AttributeSpec) -> tuple[str, str]:
+    def synthesise(
+        self, page: RenderedPage, tree: Any, region: Region, marks: list[Mark], spec: AttributeSpec
+    ) -> tuple[str, str]:
         """One XPath for the attribute that also works on the group's other pages."""
         shown = marks[:3]
         examples = "\n".join(
-            f"element {m.mark_id}: XPath {m.xpath}\nHTML around it: {_local_html(tree, m, self.context_depth, self.context_chars)}"
+            f"element {m.mark_id}: XPath {m.xpath}\n"
+            f"HTML around it: {_local_html(tree, m, self.context_depth, self.context_chars)}"
             for m in shown
         )
-        what = {"image": "the image's src attribute (end with /@src)", "link": "the link's href attribute (end with /@href)"}
+        what = {
+            "image": "the image's src attribute (end with /@src)",
+            "link": "the link's href attribute (end with /@href)",
+        }
         target = what.get(spec.kind, "the element's text")
         scope = "every such value on the page" if spec.many else "this one value"
         ask = (
@@ -153,7 +182,9 @@ class VisualGroundingScraper:
             "same template. Prefer classes and structure over positions and text. Answer with the XPath only."
         )
         if self.vision:
-            reply = self._ask(ask, draw_marks(region, highlight={m.mark_id for m in shown}), prefix="XPath: /")
+            reply = self._ask(
+                ask, draw_marks(region, highlight={m.mark_id for m in shown}), prefix="XPath: /"
+            )
         else:
             reply = self._ask(ask, prefix="XPath: /")
         return parse_xpath(reply), reply

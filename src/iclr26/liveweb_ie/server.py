@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from iclr26.core.errors import UserError
-from iclr26.liveweb_ie.sites import SITE_KEYS, Site, image_bytes, layout_of, make_sites, render
+from iclr26.liveweb_ie.sites import SITE_KEYS, Site, image_bytes, make_sites, render
 
 HOST = "127.0.0.1"
 
@@ -163,9 +163,6 @@ class LiveSites:
             return Page(
                 url, e.read().decode("utf-8", "replace"), int(e.headers.get("X-Site-Version", -1)), e.code
             )
-
-    def layout(self) -> str:
-        return layout_of(self.version).version
 
 
 @dataclass(frozen=True)

@@ -319,6 +319,37 @@ class Site:
         """The page's content at `version`, or None when the page does not exist (then: 404)."""
         raise NotImplementedError
 
+    listing = ""  # the paginated list's path, e.g. "catalogue/page-{n}.html"
+    per_page = 20
+
+    def listing_paths(self, version: int) -> list[str]:
+        """The paginated list's pages at `version`."""
+        return [
+            self.listing.format(n=n + 1) for n in range(len(_paged(self.items_at(version), self.per_page)))
+        ]
+
+    def listing_page(
+        self,
+        group: Group,
+        path: str,
+        version: int,
+        title: str,
+        row: Callable[[Item, str], dict[str, list[str]]],
+        labels: Callable[[list[dict[str, list[str]]]], dict[str, str]] = lambda rows: {},
+    ) -> PageContent | None:
+        """List page `path` at `version`: `row(item, page_dir)` gives each item's values, `labels` the
+        links' anchor texts; None when `path` is not one of its pages."""
+        pages = _paged(self.items_at(version), self.per_page)
+        for n, chunk in enumerate(pages):
+            if path == self.listing.format(n=n + 1):
+                page_dir = posixpath.dirname(path)
+                rows = [row(it, page_dir) for it in chunk]
+                return PageContent(
+                    path, title.format(n=n + 1), group, items=rows, link_labels=labels(rows),
+                    pager=(n + 1, len(pages)), page_dir=page_dir,
+                )  # fmt: skip
+        return None
+
     def group(self, group_id: str) -> Group:
         for g in self.groups:
             if g.group_id == group_id:
@@ -370,6 +401,7 @@ class BookStore(Site):
 
     key, website, folder, domain, name = "books", "books.toscrape.local", "booktoscrape", "book", "book store"
     base_items = 1000
+    listing = "catalogue/page-{n}.html"
     per_page = 20
     groups = (
         Group(
@@ -440,7 +472,7 @@ class BookStore(Site):
             return [
                 f"catalogue/category/books/{c.lower()}_{k + 2}/index.html" for k, c in enumerate(_CATEGORIES)
             ]
-        return [f"catalogue/page-{n + 1}.html" for n in range(len(_paged(items, self.per_page)))]
+        return self.listing_paths(version)
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
         items, lay = self.items_at(version), layout_of(version)
@@ -463,25 +495,20 @@ class BookStore(Site):
                     n = sum(it["category"] == c for it in items)
                     return PageContent(path, c, group, page_values={"category": [c], "count": [str(n)]})
             return None
-        pages = _paged(items, self.per_page)
-        for n, chunk in enumerate(pages):
-            if path == f"catalogue/page-{n + 1}.html":
-                rows = [
-                    {
-                        "title": [shorten(str(it["title"]), lay.truncate_at)],
-                        "price": [f"£{it['price']:.2f}"],
-                        "stock_status": [self._stock(it)],
-                        "book_image": [relative(str(it["image"]), page_dir)],
-                        "book_link": [relative(self._book_path(it), page_dir)],
-                    }
-                    for it in chunk
-                ]
-                labels = {r["book_link"][0]: r["title"][0] for r in rows}
-                return PageContent(
-                    path, f"All products | page {n + 1}", group, items=rows, link_labels=labels,
-                    pager=(n + 1, len(pages)), page_dir=page_dir,
-                )  # fmt: skip
-        return None
+        return self.listing_page(
+            group,
+            path,
+            version,
+            "All products | page {n}",
+            lambda it, here: {
+                "title": [shorten(str(it["title"]), lay.truncate_at)],
+                "price": [f"£{it['price']:.2f}"],
+                "stock_status": [self._stock(it)],
+                "book_image": [relative(str(it["image"]), here)],
+                "book_link": [relative(self._book_path(it), here)],
+            },
+            lambda rows: {r["book_link"][0]: r["title"][0] for r in rows},
+        )
 
 
 # ---------------------------------------------------------------- 2. the quotes site
@@ -496,6 +523,7 @@ class QuotesSite(Site):
         "quotes",
     )
     base_items = 100
+    listing = "page/{n}/index.html"
     per_page = 10
     groups = (
         Group(
@@ -551,34 +579,28 @@ class QuotesSite(Site):
         items = self.items_at(version)
         if group.group_id == "g_001":
             return [self._author_path(a) for a in sorted({str(it["author"]) for it in items})]
-        return [f"page/{n + 1}/index.html" for n in range(len(_paged(items, self.per_page)))]
+        return self.listing_paths(version)
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
         items = self.items_at(version)
-        page_dir = posixpath.dirname(path)
         if group.group_id == "g_001":
             for a in sorted({str(it["author"]) for it in items}):
                 if path == self._author_path(a):
                     return PageContent(path, a, group, page_values=self._author(a))
             return None
-        pages = _paged(items, self.per_page)
-        for n, chunk in enumerate(pages):
-            if path == f"page/{n + 1}/index.html":
-                rows = [
-                    {
-                        "quote": [str(it["quote"])],
-                        "author": [str(it["author"])],
-                        "tag": list(it["tags"]),  # type: ignore[call-overload]
-                        "author_link": [relative(self._author_path(str(it["author"])), page_dir)],
-                    }
-                    for it in chunk
-                ]
-                labels = {r["author_link"][0]: "(about)" for r in rows}
-                return PageContent(
-                    path, "Quotes to Scrape", group, items=rows, link_labels=labels,
-                    pager=(n + 1, len(pages)), page_dir=page_dir,
-                )  # fmt: skip
-        return None
+        return self.listing_page(
+            group,
+            path,
+            version,
+            "Quotes to Scrape",
+            lambda it, here: {
+                "quote": [str(it["quote"])],
+                "author": [str(it["author"])],
+                "tag": list(it["tags"]),  # type: ignore[call-overload]
+                "author_link": [relative(self._author_path(str(it["author"])), here)],
+            },
+            lambda rows: {r["author_link"][0]: "(about)" for r in rows},
+        )
 
 
 # ---------------------------------------------------------------- 3. the table site
@@ -587,6 +609,7 @@ class TableSite(Site):
 
     key, website, folder, domain, name = "tables", "scrapethissite.local", "scrapethissite", "other", "tables"
     base_items = 240
+    listing = "pages/forms/page-{n}.html"
     per_page = 25
     groups = (
         Group(
@@ -634,10 +657,9 @@ class TableSite(Site):
         item["population"] = int(int(item["population"]) * rng.uniform(0.98, 1.03))  # type: ignore[call-overload]
 
     def pages(self, group: Group, version: int) -> list[str]:
-        items = self.items_at(version)
         if group.group_id == "g_001":
             return [f"pages/simple/{r}.html" for r in _REGIONS]
-        return [f"pages/forms/page-{n + 1}.html" for n in range(len(_paged(items, self.per_page)))]
+        return self.listing_paths(version)
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
         items = self.items_at(version)
@@ -656,20 +678,16 @@ class TableSite(Site):
                     ]
                     return PageContent(path, f"Countries of {r.capitalize()}", group, items=rows)
             return None
-        pages = _paged(items, self.per_page)
-        for n, chunk in enumerate(pages):
-            if path == f"pages/forms/page-{n + 1}.html":
-                rows = [
-                    {
-                        "team_name": [str(it["team"])],
-                        "year": [str(it["year"])],
-                        "wins": [str(it["wins"])],
-                        "losses": [str(it["losses"])],
-                    }
-                    for it in chunk
-                ]
-                return PageContent(path, "Hockey Teams", group, items=rows, pager=(n + 1, len(pages)))
-        return None
+        return self.listing_page(
+            group,
+            path,
+            version,
+            "Hockey Teams",
+            lambda it, _: {
+                k: [str(it[v])]
+                for k, v in (("team_name", "team"), ("year", "year"), ("wins", "wins"), ("losses", "losses"))
+            },
+        )
 
 
 # ---------------------------------------------------------------- 4. the product catalogue
@@ -684,6 +702,7 @@ class ProductShop(Site):
         "shop",
     )
     base_items = 150
+    listing = "products/page-{n}.html"
     per_page = 16
     groups = (
         Group(
@@ -734,10 +753,10 @@ class ProductShop(Site):
         items = self.items_at(version)
         if group.group_id == "g_001":
             return [f"products/{it['id']}.html" for it in items]
-        return [f"products/page-{n + 1}.html" for n in range(len(_paged(items, self.per_page)))]
+        return self.listing_paths(version)
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
-        items, lay = self.items_at(version), layout_of(version)
+        lay = layout_of(version)
         page_dir = posixpath.dirname(path)
         if group.group_id == "g_001":
             hit = self.item_at(path, version, lambda it: f"products/{it['id']}.html")
@@ -752,25 +771,20 @@ class ProductShop(Site):
                 "genre": list(hit["genres"]),  # type: ignore[call-overload]
             }
             return PageContent(path, str(hit["name"]), group, page_values=values, page_dir=page_dir)
-        pages = _paged(items, self.per_page)
-        for n, chunk in enumerate(pages):
-            if path == f"products/page-{n + 1}.html":
-                rows = [
-                    {
-                        "product_name": [shorten(str(it["name"]), lay.truncate_at)],
-                        "price": [f"{it['price']:.2f} €"],
-                        "product_image": [relative(str(it["image"]), page_dir)],
-                        "product_link": [relative(f"products/{it['id']}.html", page_dir)],
-                        "genre": list(it["genres"]),  # type: ignore[call-overload]
-                    }
-                    for it in chunk
-                ]
-                labels = {r["product_link"][0]: "View" for r in rows}
-                return PageContent(
-                    path, "Video games", group, items=rows, link_labels=labels,
-                    pager=(n + 1, len(pages)), page_dir=page_dir,
-                )  # fmt: skip
-        return None
+        return self.listing_page(
+            group,
+            path,
+            version,
+            "Video games",
+            lambda it, here: {
+                "product_name": [shorten(str(it["name"]), lay.truncate_at)],
+                "price": [f"{it['price']:.2f} €"],
+                "product_image": [relative(str(it["image"]), here)],
+                "product_link": [relative(f"products/{it['id']}.html", here)],
+                "genre": list(it["genres"]),  # type: ignore[call-overload]
+            },
+            lambda rows: {r["product_link"][0]: "View" for r in rows},
+        )
 
 
 # ---------------------------------------------------------------- 5. the paper listing
@@ -779,6 +793,7 @@ class PaperListing(Site):
 
     key, website, folder, domain, name = "papers", "arxiv.local", "arxiv", "academic", "papers"
     base_items = 120
+    listing = "list/page-{n}.html"
     per_page = 15
     groups = (
         Group(
@@ -821,10 +836,9 @@ class PaperListing(Site):
         items = self.items_at(version)
         if group.group_id == "g_000":
             return [f"abs/{it['arxiv']}.html" for it in items]
-        return [f"list/page-{n + 1}.html" for n in range(len(_paged(items, self.per_page)))]
+        return self.listing_paths(version)
 
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
-        items = self.items_at(version)
         page_dir = posixpath.dirname(path)
         if group.group_id == "g_000":
             hit = self.item_at(path, version, lambda it: f"abs/{it['arxiv']}.html")
@@ -840,24 +854,21 @@ class PaperListing(Site):
             return PageContent(
                 path, str(hit["title"]), group, page_values=values, link_labels=labels, page_dir=page_dir
             )
-        pages = _paged(items, self.per_page)
-        for n, chunk in enumerate(pages):
-            if path == f"list/page-{n + 1}.html":
-                rows = [
-                    {
-                        "title": [str(it["title"])],
-                        "abstract_link": [relative(f"abs/{it['arxiv']}.html", page_dir)],
-                        "pdf_link": [relative(f"pdf/{it['arxiv']}", page_dir)],
-                    }
-                    for it in chunk
-                ]
-                labels = {**{r["abstract_link"][0]: "arXiv:" + r["abstract_link"][0][4:-5] for r in rows},
-                          **{r["pdf_link"][0]: "pdf" for r in rows}}  # fmt: skip
-                return PageContent(
-                    path, "Recent submissions", group, items=rows, link_labels=labels,
-                    pager=(n + 1, len(pages)), page_dir=page_dir,
-                )  # fmt: skip
-        return None
+        return self.listing_page(
+            group,
+            path,
+            version,
+            "Recent submissions",
+            lambda it, here: {
+                "title": [str(it["title"])],
+                "abstract_link": [relative(f"abs/{it['arxiv']}.html", here)],
+                "pdf_link": [relative(f"pdf/{it['arxiv']}", here)],
+            },
+            lambda rows: {
+                **{r["abstract_link"][0]: "arXiv:" + r["abstract_link"][0][4:-5] for r in rows},
+                **{r["pdf_link"][0]: "pdf" for r in rows},
+            },
+        )
 
 
 SITE_TYPES: tuple[type[Site], ...] = (BookStore, QuotesSite, TableSite, ProductShop, PaperListing)
@@ -1036,6 +1047,3 @@ def _image_bytes(path: str) -> bytes:
     img.save(buf, format="JPEG", quality=70)
     return buf.getvalue()
 
-
-def group_size(site: Site, group: Group, version: int) -> int:
-    return len(site.pages(group, version))

@@ -69,17 +69,30 @@ def test_loader_names_missing_and_malformed_files(tmp_path):
     rel = load_release(root)
     with pytest.raises(UserError, match=r"books\.example-g_002-title\.txt does not exist"):
         rel.groundtruth(rel.records[0], "title")
-    bad = _public_layout(
-        tmp_path / "b", gt_lines=["h", "1 1 1", '"https://books.example/page-1.html" 2 only-one']
-    )
+    bad = _public_layout(tmp_path / "b", gt_lines=["h", "1 1 1", "https://books.example/page-1.html 2 a"])
     rel = load_release(bad)
-    with pytest.raises(UserError, match=r":3: 2 values announced, 1 found"):
+    with pytest.raises(UserError, match=r':3: expected "<url>" <count> <values>'):
         rel.groundtruth(rel.records[0], "title")
     data = json.loads((root / "dataset.json").read_text())
     del data["books"][0]["query"]
     (root / "dataset.json").write_text(json.dumps(data))
     with pytest.raises(UserError, match="has no field query"):
         load_release(root)
+
+
+def test_the_public_releases_irregular_lines_are_read_and_logged(tmp_path, caplog):
+    lines = [
+        "academic hf.example g_000 paper_title",
+        "2 3 3",
+        '"https://hf.example/p/1" 1 A Title That Continues',
+        "  On The Next Line",
+        '"https://hf.example/p/2" 3 one\ttwo',
+    ]
+    rel = load_release(_public_layout(tmp_path, gt_lines=lines))
+    gt = rel.groundtruth(rel.records[0], "title")
+    assert gt["https://hf.example/p/1"] == ["A Title That Continues On The Next Line"]
+    assert gt["https://hf.example/p/2"] == ["one", "two"]
+    assert "3 values announced, 2 found" in caplog.text
 
 
 def test_written_release_round_trips_and_covers_every_type(tmp_path):

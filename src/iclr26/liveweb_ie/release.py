@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from iclr26.liveweb_ie.sites import Group, Site, groundtruth
 TYPES = ("type_1", "type_2", "type_3", "type_4")
 """type_1: one attribute, one value; type_2: several attributes, one value each; type_3: one
 attribute, many values; type_4: several attributes, many values each (the release's data)."""
+log = logging.getLogger(__name__)
 RECORD_FIELDS = (
     "website_id",
     "website",
@@ -112,27 +114,37 @@ def write_groundtruth(path: Path, header: str, pages: dict[str, list[str]]) -> N
 
 
 def read_groundtruth(path: Path) -> dict[str, list[str]]:
-    """url -> values from a ground-truth file; a missing file or a malformed line is named."""
+    """url -> values from a ground-truth file; a missing file or a line that is not `"<url>" <n> ...`
+    raises an error naming it. Two irregularities of the public release are read, not refused: a line
+    that does not start with a quote continues the previous value (a value with a line break), and a
+    count that differs from the values found is logged."""
     if not path.is_file():
         raise UserError(f"ground-truth file {path} does not exist")
     lines = path.read_text(encoding="utf-8").splitlines()
     if len(lines) < 2:
         raise UserError(f"ground-truth file {path} has no header and counts lines")
     out: dict[str, list[str]] = {}
+    announced: dict[str, tuple[int, int]] = {}  # url -> (count, line number)
+    last: list[str] | None = None
     for i, line in enumerate(lines[2:], start=3):
         if not line.strip():
             continue
-        if not line.startswith('"') or '" ' not in line[1:] + " ":
-            raise UserError(f'{path}:{i}: expected "<url>" <count> <values>, got {line[:80]!r}')
-        url, _, rest = line[1:].partition('" ')
+        if not line.startswith('"'):
+            if last is None:
+                raise UserError(f'{path}:{i}: expected "<url>" <count> <values>, got {line[:80]!r}')
+            if last:
+                last[-1] = f"{last[-1]} {line.strip()}"
+            continue
+        url, sep, rest = line[1:].partition('" ')
         count, _, values = rest.partition(" ")
-        if not count.strip().isdigit():
-            raise UserError(f"{path}:{i}: the value count {count!r} is not a number")
-        vals = [v for v in values.split("\t")] if values else []
-        vals = [v for v in vals if v != ""]
-        if len(vals) != int(count):
-            raise UserError(f"{path}:{i}: {count} values announced, {len(vals)} found")
-        out.setdefault(url, []).extend(vals)
+        if not sep or not count.strip().isdigit():
+            raise UserError(f'{path}:{i}: expected "<url>" <count> <values>, got {line[:80]!r}')
+        last = out.setdefault(url, [])
+        last.extend(v for v in values.split("\t") if v != "")
+        announced[url] = (announced.get(url, (0, i))[0] + int(count), i)
+    for url, (count, i) in announced.items():
+        if count != len(out[url]):
+            log.warning("%s:%d: %d values announced, %d found (kept)", path, i, count, len(out[url]))
     return out
 
 

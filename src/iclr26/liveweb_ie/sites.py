@@ -1046,4 +1046,3 @@ def _image_bytes(path: str) -> bytes:
     buf = io.BytesIO()
     img.save(buf, format="JPEG", quality=70)
     return buf.getvalue()
-

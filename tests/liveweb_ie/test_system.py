@@ -79,3 +79,16 @@ def test_bad_config_values_are_named():
         LiveWebConfig(versions=(2, 0))
     with pytest.raises(ConfigError, match="max_regions"):
         LiveWebConfig(max_regions=0)
+
+
+def test_claim_margin_is_1_96_paired_standard_errors_over_queries():
+    from iclr26.liveweb_ie.evaluate import PageResult
+    from iclr26.liveweb_ie.system import _paired_margin
+
+    def row(m, q, f1, v=0):
+        return PageResult(m, q, "type_1", v, "u", f1, f1, f1)
+
+    rows = [row("VGS", "q1", 1.0), row("VGS", "q2", 0.0), row("CoT", "q1", 0.0), row("CoT", "q2", 0.0)]
+    rows += [row("VGS", "q1", 0.5, v=2)]  # another version: ignored
+    assert _paired_margin(rows, "VGS", "CoT", 0) == pytest.approx(1.96 * 70.7107 / 2**0.5, rel=1e-4)
+    assert _paired_margin(rows[:1] + rows[2:3], "VGS", "CoT", 0) == 0.0  # one query: no spread to measure

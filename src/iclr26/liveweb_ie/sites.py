@@ -994,7 +994,9 @@ def render(site: Site, content: PageContent, version: int) -> str:
     main = (pager + body) if lay.pager_on_top else (body + pager)
     for k in range(lay.wrappers):
         main = f'<div class="wrap-{k}">{main}</div>'
-    nav = "".join(f'<li><a href="/{site.key}/{p}">{_esc(noun)}s</a></li>' for noun, p in _nav(site, version))
+    nav = "".join(
+        f'<li><a href="/{site.key}/{p}">{_esc(_plural(noun))}</a></li>' for noun, p in _nav(site, version)
+    )
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_esc(content.title)} | {site.name}</title><style>{_CSS}</style></head>\n"
@@ -1006,6 +1008,10 @@ def render(site: Site, content: PageContent, version: int) -> str:
         f"layout {lay.version}.</p></footer>"
         "</body></html>\n"
     )
+
+
+def _plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
 
 
 def _nav(site: Site, version: int) -> list[tuple[str, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 from collections import defaultdict
 from contextlib import ExitStack
 from dataclasses import asdict
@@ -213,12 +214,15 @@ def _report(
         "v2: layout v2 (+ content); v4: layout v3. Macro F1 over (query, page). "
         "The oracle is not a model: its v0 row validates the metric.",
     )
-    type_cols = ["method"] + [f"{t} v{vs[0]}" for t in TYPES] + [f"{t} v{vs[-1]}" for t in TYPES]
+    after = _first_layout_drift(vs)
+    type_cols = ["method"] + [f"{t} v{vs[0]}" for t in TYPES] + [f"{t} v{after}" for t in TYPES]
     type_rows = [
-        [m] + [_fmt(f1[m][vs[0]][t]) for t in TYPES] + [_fmt(f1[m][vs[-1]][t]) for t in TYPES] for m in names
+        [m] + [_fmt(f1[m][vs[0]][t]) for t in TYPES] + [_fmt(f1[m][after][t]) for t in TYPES] for m in names
     ]
     type_rows.append(["VGS (paper, GPT-4o)", *PAPER_VGS_TYPES] + [""] * 4)
-    by_type = Table("F1 (%) by query type, first and last version", type_cols, type_rows)
+    by_type = Table(
+        f"F1 (%) by query type, at v{vs[0]} and after the first layout drift (v{after})", type_cols, type_rows
+    )
     print(markdown_table(overall.columns, overall.rows))
     print(markdown_table(by_type.columns, by_type.rows))
     notes = [
@@ -241,29 +245,46 @@ def _report(
                 f"VGS: Chromium render into regions, median {sorted(secs)[len(secs) // 2]:.2f} s, "
                 f"max {max(secs):.2f} s per page"
             )
-    figures = _figures(ctx, f1, names, vs)
+    figures = _figures(ctx, f1, names, (vs[0], after))
     claim = None
-    if "VGS" in f1:
-        base = [b for b in ("CoT", "AutoScraper", "Reflexion") if b in f1]
-        if base:
-            best = max(base, key=lambda b: f1[b][vs[0]]["overall"])
-            claim = ClaimCheck(
-                f"overall F1 at v{vs[0]} (%)",
-                "VGS",
-                f1["VGS"][vs[0]]["overall"],
-                best,
-                f1[best][vs[0]]["overall"],
-            )
+    base = [b for b in ("CoT", "AutoScraper", "Reflexion") if b in f1]
+    if "VGS" in f1 and base:
+        best = max(base, key=lambda b: f1[b][vs[0]]["overall"])
+        claim = ClaimCheck(
+            f"overall F1 at v{vs[0]} (%)",
+            "VGS",
+            f1["VGS"][vs[0]]["overall"],
+            best,
+            f1[best][vs[0]]["overall"],
+            margin=_paired_margin(results, "VGS", best, vs[0]),
+        )
     return Report(tables=[overall, by_type], figures=figures, claim_check=claim, notes=notes)
 
 
-def _figures(ctx: RunContext, f1: dict[str, Any], names: list[str], vs: list[int]) -> list[str]:
+def _first_layout_drift(vs: list[int]) -> int:
+    """The first scored version served with another layout than the first one (else the last)."""
+    return next((v for v in vs if layout_of(v) != layout_of(vs[0])), vs[-1])
+
+
+def _paired_margin(results: list[Any], a: str, b: str, version: int) -> float:
+    """1.96 standard errors of the per-query F1 difference between methods `a` and `b` (points): the
+    claim's noise band, as the queries are the unit of sampling."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in results:
+        if r.version == version and r.method in (a, b):
+            per[(r.method, r.sample_id)].append(r.f1)
+    queries = sorted({q for m, q in per if m == a} & {q for m, q in per if m == b})
+    diffs = [100 * (statistics.mean(per[(a, q)]) - statistics.mean(per[(b, q)])) for q in queries]
+    return 1.96 * statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else 0.0
+
+
+def _figures(ctx: RunContext, f1: dict[str, Any], names: list[str], vs: tuple[int, int]) -> list[str]:
     from iclr26.core.records import pyplot, save_figure
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     width = 0.8 / max(1, len(names))
-    for ax, v in zip(axes, (vs[0], vs[-1]), strict=True):
+    for ax, v in zip(axes, vs, strict=True):
         for i, m in enumerate(names):
             vals = [f1[m][v][t] for t in (*TYPES, "overall")]
             ax.bar([k + i * width for k in range(5)], [0 if x != x else x for x in vals], width, label=m)

@@ -84,13 +84,13 @@ def test_the_public_releases_irregular_lines_are_read_and_logged(tmp_path, caplo
     lines = [
         "academic hf.example g_000 paper_title",
         "2 3 3",
-        '"https://hf.example/p/1" 1 A Title That Continues',
-        "  On The Next Line",
+        '"https://hf.example/p/1" 2 A Title That Continues',
+        "  On The Next Line\tSecond Title",
         '"https://hf.example/p/2" 3 one\ttwo',
     ]
     rel = load_release(_public_layout(tmp_path, gt_lines=lines))
     gt = rel.groundtruth(rel.records[0], "title")
-    assert gt["https://hf.example/p/1"] == ["A Title That Continues On The Next Line"]
+    assert gt["https://hf.example/p/1"] == ["A Title That Continues On The Next Line", "Second Title"]
     assert gt["https://hf.example/p/2"] == ["one", "two"]
     assert "3 values announced, 2 found" in caplog.text
 

@@ -115,9 +115,9 @@ def write_groundtruth(path: Path, header: str, pages: dict[str, list[str]]) -> N
 
 def read_groundtruth(path: Path) -> dict[str, list[str]]:
     """url -> values from a ground-truth file; a missing file or a line that is not `"<url>" <n> ...`
-    raises an error naming it. Two irregularities of the public release are read, not refused: a line
-    that does not start with a quote continues the previous value (a value with a line break), and a
-    count that differs from the values found is logged."""
+    raises an error naming it. Two irregularities are read, not refused: a line that does not start with
+    a quote continues the previous line (a value broken by a line break; the public release has such
+    lines), and a count that differs from the values found is logged."""
     if not path.is_file():
         raise UserError(f"ground-truth file {path} does not exist")
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -132,8 +132,12 @@ def read_groundtruth(path: Path) -> dict[str, list[str]]:
         if not line.startswith('"'):
             if last is None:
                 raise UserError(f'{path}:{i}: expected "<url>" <count> <values>, got {line[:80]!r}')
+            head, *more = line.strip().split("\t")  # the broken value's rest, then further values
             if last:
-                last[-1] = f"{last[-1]} {line.strip()}"
+                last[-1] = f"{last[-1]} {head}".strip()
+            else:
+                last.append(head)
+            last.extend(v for v in more if v != "")
             continue
         url, sep, rest = line[1:].partition('" ')
         count, _, values = rest.partition(" ")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.seeding import derive_seed
 from iclr26.liveweb_ie.sites import Group, Site, groundtruth
 
 TYPES = ("type_1", "type_2", "type_3", "type_4")
@@ -225,7 +226,7 @@ def _verb(rng: random.Random, kind: str) -> str:
 
 def queries(site: Site, group: Group, seed: int) -> list[tuple[str, tuple[str, ...], str]]:
     """(type, attributes, query) for a group: every single attribute and pairs, triples of them."""
-    rng = random.Random(f"{seed}/{site.key}/{group.group_id}/queries")
+    rng = random.Random(derive_seed(seed, site.key, group.group_id, "queries"))
     listy = group.kind in ("list", "table")
     single = [f for f in group.fields if not (f.many or listy)]
     many = [f for f in group.fields if f.many or listy]

@@ -4,7 +4,7 @@ Each site is modelled on one of LiveWeb-IE's scraping sandboxes (a book store, a
 table site, a product catalogue, a paper listing) and has page groups: many URLs sharing one
 template, as the benchmark groups them. At version `t`:
 - content drift: every step removes a few items, adds new ones, and updates volatile fields
-  (prices, stock, wins), each step seeded by (seed, site, t);
+  (prices, stock, wins), each step seeded by `derive_seed(seed, site, t)`;
 - layout drift: `layout_of(t)` picks template v1, v2 or v3 (`LAYOUTS`): renamed classes, extra
   wrappers, reordered fields and table columns, a moved pagination, shorter "..." truncation.
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from iclr26.core.errors import UserError
+from iclr26.core.seeding import derive_seed
 
 KINDS = ("text", "image", "link")
 """Attribute kinds, as LiveWeb-IE has them: element text, an image's `src`, a link's `href`."""
@@ -377,10 +378,10 @@ def _items_at(site: Site, version: int) -> list[Item]:
     if version < 0:
         raise UserError(f"version must be >= 0, got {version}")
     if version == 0:
-        rng = random.Random(f"{site.seed}/{site.key}/0")
+        rng = random.Random(derive_seed(site.seed, site.key, 0))
         return [site.new_item(rng, i + 1) for i in range(site.base_items)]
     items = [dict(it) for it in _items_at(site, version - 1)]
-    rng = random.Random(f"{site.seed}/{site.key}/{version}")
+    rng = random.Random(derive_seed(site.seed, site.key, version))
     n = len(items)
     for victim in sorted(rng.sample(range(n), max(1, n // 12)), reverse=True):  # removed
         items.pop(victim)
@@ -567,7 +568,7 @@ class QuotesSite(Site):
         return f"author/{_slug(author)}/index.html"
 
     def _author(self, name: str) -> dict[str, list[str]]:
-        rng = random.Random(f"{self.seed}/author/{name}")
+        rng = random.Random(derive_seed(self.seed, "author", name))
         month = ("January", "March", "May", "July", "September", "December")[rng.randrange(6)]
         return {
             "author_name": [name],

@@ -87,6 +87,7 @@ class CoT:
         return f'```json\n{{"{record.attribute[0]}": "/' if self.prefill else ""
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
+        """The wrapper from one call on the first page's HTML."""
         messages = self._messages(record, html)
         reply = ask(
             self.model, messages, max_tokens=self.max_tokens, seed=self.seed, prefix=self._prefix(record)
@@ -105,6 +106,7 @@ class Reflexion(CoT):
         self.rounds = rounds
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
+        """CoT's wrapper, revised while its trial on the first page fails (the best trial is kept)."""
         messages = self._messages(record, html)
         replies = []
         best: Wrapper | None = None
@@ -176,6 +178,7 @@ class AutoScraperLLM:
         self.replies: dict[str, list[str]] = {}
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
+        """Per attribute: propose an XPath, run it, step back and retry on a smaller node."""
         from lxml import etree
 
         tree = parse_html(html)
@@ -225,6 +228,7 @@ class RuleBased:
         self.groundtruth = groundtruth  # (record, attribute) -> the first page's values
 
     def build(self, record: Record, url: str, html: str) -> _AutoScraperWrapper:
+        """One autoscraper per attribute, learnt from the first page's values."""
         from autoscraper import AutoScraper
 
         scrapers = {}
@@ -255,6 +259,7 @@ class _AutoScraperWrapper:
         self.errors: list[str] = []
 
     def extract(self, html: str) -> dict[str, list[str]]:
+        """Each attribute's values by its kept rule (in page order, repeats kept)."""
         out = {}
         with warnings.catch_warnings():  # autoscraper calls bs4 APIs that bs4 has deprecated
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -267,6 +272,7 @@ class _AutoScraperWrapper:
         return out
 
     def json(self) -> dict[str, Any]:
+        """The kept rules' ids, for wrappers.json."""
         return {"rules": {a: [r["stack_id"] for r in s.stack_list] for a, s in self.scrapers.items()}}
 
 
@@ -280,6 +286,7 @@ class Oracle:
         self.version = version
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
+        """The generator's XPaths for the record's group and attributes."""
         site = self.by_website[record.website]
         group = site.group(record.group_id)
         xps = oracle_xpaths(group, layout_of(self.version))

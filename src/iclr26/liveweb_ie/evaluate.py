@@ -29,9 +29,13 @@ log = logging.getLogger(__name__)
 
 
 class Method(Protocol):
+    """A method that makes a wrapper for a query from the group's first page."""
+
     name: str
 
-    def build(self, record: Record, url: str, html: str) -> Extractor: ...
+    def build(self, record: Record, url: str, html: str) -> Extractor:
+        """The wrapper for `record`, made on the page at `url` whose HTML is `html`."""
+        ...
 
 
 @dataclass(frozen=True)

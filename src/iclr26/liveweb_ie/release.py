@@ -60,6 +60,7 @@ class Record:
     sample_id: str
 
     def json(self) -> dict[str, Any]:
+        """The record as the release's JSON object."""
         return {
             "website_id": self.website_id,
             "website": self.website,
@@ -163,6 +164,7 @@ class Release:
     groups: dict[tuple[str, str], list[str]]  # (group file, group id) -> URLs
 
     def urls(self, record: Record) -> list[str]:
+        """The URLs of the record's page group."""
         return self.groups[(record.group_url, record.group_id)]
 
     def groundtruth(self, record: Record, attribute: str) -> dict[str, list[str]]:
@@ -170,6 +172,7 @@ class Release:
         return read_groundtruth(self.root / record.label[attribute])
 
     def by_type(self) -> dict[str, int]:
+        """How many records of each type."""
         return {t: sum(r.type == t for r in self.records) for t in TYPES}
 
 
@@ -233,6 +236,7 @@ def queries(site: Site, group: Group, seed: int) -> list[tuple[str, tuple[str, .
     out: list[tuple[str, tuple[str, ...], str]] = []
 
     def phrase(fs: tuple[Any, ...]) -> str:
+        """The fields' phrases joined as a list: a, b and c."""
         names = [f.phrase for f in fs]
         return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 

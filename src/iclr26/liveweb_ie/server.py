@@ -38,6 +38,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().__init__(*args)
 
     def do_GET(self) -> None:
+        """Serve one page at the clock's current version."""
         version = self.live.version
         status, kind, body = self.live.respond(unquote(urlsplit(self.path).path), version)
         self.send_response(status)
@@ -49,6 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
+        """No request log."""
         pass
 
 
@@ -71,6 +73,7 @@ class LiveSites:
     # the clock
     @property
     def version(self) -> int:
+        """The clock: the version every request is served at."""
         return self._version
 
     @version.setter
@@ -119,6 +122,7 @@ class LiveSites:
         return 200, "text/html; charset=utf-8", render(site, content, version).encode()
 
     def start(self) -> LiveSites:
+        """Start serving on 127.0.0.1 (a free port unless one was given)."""
         if self._server is not None:
             return self
         self._server = ThreadingHTTPServer((HOST, self._port), partial(_Handler, self))
@@ -130,6 +134,7 @@ class LiveSites:
         return self
 
     def close(self) -> None:
+        """Stop the server and its thread."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -145,6 +150,7 @@ class LiveSites:
 
     @property
     def base(self) -> str:
+        """The server's base URL, http://127.0.0.1:<port>."""
         if self._server is None:
             raise UserError("the live sites are not started: use `with LiveSites(...) as live:`")
         return f"http://{HOST}:{self._server.server_address[1]}"
@@ -193,6 +199,7 @@ def load_test(
     lock = threading.Lock()
 
     def client(i: int) -> None:
+        """One keep-alive connection sending its share of the requests."""
         conn = http.client.HTTPConnection(HOST, port, timeout=10)
         mine = []
         for k in range(per[i]):

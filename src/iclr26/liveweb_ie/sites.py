@@ -63,6 +63,7 @@ class Layout:
         return f.cls
 
     def tag(self, f: Field) -> str:
+        """The tag of a field under this layout (list headings change in v3)."""
         return self.heading_tag if f.tag == "h3" else f.tag
 
 
@@ -302,6 +303,7 @@ class Site:
 
     # content over time
     def new_item(self, rng: random.Random, item_id: int) -> Item:
+        """A new item of this site (its fields' raw values), drawn from `rng`."""
         raise NotImplementedError
 
     def update_item(self, rng: random.Random, item: Item) -> None:
@@ -352,6 +354,7 @@ class Site:
         return None
 
     def group(self, group_id: str) -> Group:
+        """The page group `group_id`; an unknown id is named."""
         for g in self.groups:
             if g.group_id == group_id:
                 return g

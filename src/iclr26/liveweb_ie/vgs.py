@@ -46,6 +46,7 @@ class GroundingTrace:
     figure: str = ""
 
     def json(self) -> dict[str, Any]:
+        """The trace as a JSON object."""
         return dict(self.__dict__)
 
 

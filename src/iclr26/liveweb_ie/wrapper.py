@@ -23,7 +23,9 @@ MAX_XPATH = 1000  # characters; a longer model output is not an XPath
 class Extractor(Protocol):
     """Anything that turns a page's HTML into attribute -> values (a wrapper)."""
 
-    def extract(self, html: str) -> dict[str, list[str]]: ...
+    def extract(self, html: str) -> dict[str, list[str]]:
+        """Attribute -> values found in `html`."""
+        ...
 
 
 def parse_html(html: str) -> Any:
@@ -83,6 +85,7 @@ class Wrapper:
     errors: list[str] = field(default_factory=list)
 
     def extract(self, html: str) -> dict[str, list[str]]:
+        """Attribute -> values of its XPath on `html`; an invalid XPath gives [] and is logged once."""
         tree = parse_html(html)
         out = {}
         for attr, xp in self.xpaths.items():
@@ -94,4 +97,5 @@ class Wrapper:
         return out
 
     def json(self) -> dict[str, Any]:
+        """The XPaths and the errors met, for wrappers.json."""
         return {"xpaths": dict(self.xpaths), "errors": list(self.errors)}

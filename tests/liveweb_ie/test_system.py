@@ -92,3 +92,17 @@ def test_claim_margin_is_1_96_paired_standard_errors_over_queries():
     rows += [row("VGS", "q1", 0.5, v=2)]  # another version: ignored
     assert _paired_margin(rows, "VGS", "CoT", 0) == pytest.approx(1.96 * 70.7107 / 2**0.5, rel=1e-4)
     assert _paired_margin(rows[:1] + rows[2:3], "VGS", "CoT", 0) == 0.0  # one query: no spread to measure
+
+
+def test_a_release_folder_is_loaded_and_summarised(tmp_path):
+    from tests.liveweb_ie.test_release import _public_layout
+
+    report = run(
+        LiveWebConfig(release=str(_public_layout(tmp_path / "rel"))), RunContext(out_dir=tmp_path / "run")
+    )
+    rows = dict((r[0], r[1]) for r in report.tables[0].rows)
+    assert rows["type_3"] == 1 and rows["groups"] == 1 and rows["pages (median per group)"] == 2
+    from iclr26.core.errors import UserError
+
+    with pytest.raises(UserError, match=r"no dataset\.json"):
+        run(LiveWebConfig(release=str(tmp_path)), RunContext(out_dir=tmp_path / "run2"))

@@ -258,7 +258,27 @@ def _report(
             f1[best][vs[0]]["overall"],
             margin=_paired_margin(results, "VGS", best, vs[0]),
         )
-    return Report(tables=[overall, by_type], figures=figures, claim_check=claim, notes=notes)
+    return Report(
+        tables=[overall, by_type, _per_query(results, names, vs[0])],
+        figures=figures,
+        claim_check=claim,
+        notes=notes,
+    )
+
+
+def _per_query(results: list[Any], names: list[str], version: int) -> Table:
+    """Each query's F1 (%) at `version` per method (the mean over its pages)."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    info: dict[str, str] = {}
+    for r in results:
+        if r.version == version:
+            per[(r.method, r.sample_id)].append(r.f1)
+            info[r.sample_id] = r.type
+    rows = [
+        [q, info[q]] + [_fmt(100 * statistics.mean(per[(m, q)])) if per[(m, q)] else "" for m in names]
+        for q in sorted(info)
+    ]
+    return Table(f"F1 (%) per query at v{version}", ["query", "type", *names], rows)
 
 
 def _first_layout_drift(vs: list[int]) -> int:

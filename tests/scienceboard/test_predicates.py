@@ -62,7 +62,8 @@ def test_two_argument_predicates_and_the_datetime_import():
         ("lambda x: getattr(x, 'y')", "name 'getattr'"),
         ("lambda: eval('1')", "name 'eval'"),
         ("lambda x: '{0.__class__}'.format(x)", "attribute 'format'"),
-        ("lambda: (y := 1)", "NamedExpr"),
+        ("lambda: (yield 1)", "Yield"),
+        ("lambda x: (x.y := 1)", "not an expression"),
         ("import os", "not an expression"),
         ("dump['time']", "must be a lambda"),
         ("lambda *a: a", "plain positional"),
@@ -75,6 +76,11 @@ def test_two_argument_predicates_and_the_datetime_import():
 def test_injection_and_unknown_constructs_are_refused_before_running(source, message):
     with pytest.raises(PredicateError, match=message):
         compile_predicate(source)
+
+
+def test_walrus_binds_for_the_rest_of_the_lambda():
+    dist = compile_predicate("lambda d: (s := d['sun'], e := d['earth'], abs(s - e))[-1]")
+    assert dist({"sun": 1.0, "earth": 4.0}) == 3.0
 
 
 def test_only_the_listed_modules_import():

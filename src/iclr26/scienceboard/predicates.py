@@ -5,9 +5,10 @@ The authors' task files carry getters and predicates as Python source, e.g.
 harness runs them with `eval`. Here the text is parsed with `ast` and walked by `interpret`, which
 knows only a whitelisted subset: lambdas, literals, names bound by the lambda or a comprehension,
 indexing and slicing, comparisons, boolean and arithmetic operators, conditional expressions,
-comprehensions, calls of a fixed set of builtins and of listed methods, and three modules reached by
-`__import__` (datetime, math, re). Anything else (dunder attributes, other names, statements, other
-imports, walrus, lambdas that capture more than they bind) is refused with `PredicateError` naming
+comprehensions, `:=` (one Celestia task binds the Sun's and Earth's positions with it), calls of a
+fixed set of builtins and of listed methods, and three modules reached by `__import__` (datetime,
+math, re). Anything else (dunder attributes, other names, statements, other
+imports, lambdas that capture more than they bind) is refused with `PredicateError` naming
 the construct, before anything runs. Sizes are bounded (`range`, `**`, repeated strings) so a task
 file cannot stall the evaluator.
 """
@@ -134,7 +135,7 @@ _ALLOWED = (
     ast.Lambda, ast.arguments, ast.arg, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Slice,
     ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.List, ast.Tuple,
     ast.Dict, ast.Set, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp, ast.comprehension,
-    ast.Call, ast.keyword, ast.Attribute, *(_BINOPS), *(_CMPOPS), *(_UNARY),
+    ast.Call, ast.keyword, ast.Attribute, ast.NamedExpr, *(_BINOPS), *(_CMPOPS), *(_UNARY),
 )  # fmt: skip
 
 
@@ -148,8 +149,11 @@ def _check(node: ast.AST, bound: set[str], source: str) -> None:
             raise PredicateError(
                 f"predicate {source[:80]!r}: only plain positional lambda arguments are allowed"
             )
-        _check(node.body, bound | {x.arg for x in a.args}, source)
+        walrus = {n.target.id for n in ast.walk(node.body) if isinstance(n, ast.NamedExpr)}  # type: ignore[union-attr]
+        _check(node.body, bound | {x.arg for x in a.args} | walrus, source)
         return
+    if isinstance(node, ast.NamedExpr) and not isinstance(node.target, ast.Name):
+        raise PredicateError(f"predicate {source[:80]!r}: := may bind a name only")
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
         inner = set(bound)
         for gen in node.generators:
@@ -208,6 +212,9 @@ def interpret(node: ast.AST, env: dict[str, Any]) -> Any:
             return env[name] if name in env else CALLABLE[name]
         case ast.Lambda():
             return _closure(node, env)
+        case ast.NamedExpr(target=ast.Name(id=name), value=v):  # binds for the rest of the lambda's body
+            env[name] = interpret(v, env)
+            return env[name]
         case ast.Subscript(value=v, slice=s):
             return interpret(v, env)[interpret(s, env)]
         case ast.Slice(lower=lo, upper=hi, step=st):

@@ -41,6 +41,9 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "python3-pytest",  # run-tests.sh runs /usr/bin/python3 -m pytest (readable by the sandbox uid)
         "make",  # the Go release-target task
     ),
+    # ScienceBoard's state probes so far: GRASS modules through `grass --exec`, pdflatex for the
+    # documents' compile check (the desktop apps come with the environment)
+    "scienceboard": ("grass-core", "texlive-latex-base"),
 }
 
 # How to tell that a package is present without dpkg: the executable it installs.
@@ -52,6 +55,7 @@ PROBES: dict[str, str] = {
     "chromium": "chromium",
     "chromium-driver": "chromedriver",
     "golang-go": "go",
+    "grass-core": "grass",
     "maven": "mvn",
     "default-jdk-headless": "javac",
     "texlive-latex-base": "pdflatex",

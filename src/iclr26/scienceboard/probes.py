@@ -1,0 +1,127 @@
+"""State probes on the stock Debian apps: what ScienceBoard's checks read, without the authors'
+modified builds.
+
+- GRASS GIS: `GrassLocation` runs modules with `grass <mapset> --exec` (the same command line the
+  GUI's console runs): `region()` is `g.region -g`, `run(module, **kwargs)` any module, its stdout
+  parsed as JSON when it is (`v.db.select format=json`);
+- TeXstudio: the document is a file; `latex_compiles` runs pdflatex (and bibtex when a .bib is
+  present: pdflatex, bibtex, pdflatex, pdflatex) on a copy of the folder, as the authors' `compile`
+  check does in their VM.
+
+Each probe raises `ProbeError` naming the command and the end of its output when the app fails.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iclr26.core.errors import UserError
+from iclr26.core.sysdeps import require
+
+
+class ProbeError(UserError):
+    """An app's command failed while reading its state."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """A probe command's exit status, stdout and stderr."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run(cmd: list[str], *, timeout_s: float, cwd: Path | None = None) -> Output:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd, check=False)
+    except subprocess.TimeoutExpired:
+        raise ProbeError(f"`{' '.join(cmd[:4])} ...` did not finish in {timeout_s:g} s") from None
+    return Output(done.returncode, done.stdout, done.stderr)
+
+
+class GrassLocation:
+    """A GRASS GIS mapset on disk, probed and changed through `grass --exec`."""
+
+    def __init__(self, mapset: str | Path, *, timeout_s: float = 60.0) -> None:
+        require("grass-core")
+        self.mapset = Path(mapset)
+        if not (self.mapset / "WIND").is_file():
+            raise ProbeError(f"{self.mapset} is not a GRASS mapset (it has no WIND file)")
+        self.timeout_s = timeout_s
+
+    @classmethod
+    def create(cls, location: str | Path, *, epsg: int = 4326) -> GrassLocation:
+        """A new location (its PERMANENT mapset) in the coordinate system `epsg`."""
+        require("grass-core")
+        location = Path(location)
+        if location.exists():
+            raise ProbeError(f"{location} already exists")
+        location.parent.mkdir(parents=True, exist_ok=True)
+        out = _run(["grass", "-c", f"EPSG:{epsg}", "-e", str(location)], timeout_s=60)
+        if out.returncode != 0:
+            raise ProbeError(f"grass could not create {location}: {out.stderr.strip()[-300:]}")
+        return cls(location / "PERMANENT")
+
+    def run(self, module: str, *flags: str, **kwargs: Any) -> Any:
+        """Run a GRASS module (`run("v.db.select", map="sites", format="json")`); its stdout, as JSON
+        when it parses, else as text. A failing module raises `ProbeError` with its message."""
+        if not module.replace(".", "").replace("_", "").isalnum() or "." not in module:
+            raise ProbeError(f"{module!r} is not a GRASS module name (like v.db.select)")
+        args = [*(f"-{f.lstrip('-')}" for f in flags), *(f"{k}={v}" for k, v in kwargs.items())]
+        out = _run(["grass", str(self.mapset), "--exec", module, *args], timeout_s=self.timeout_s)
+        if out.returncode != 0:
+            raise ProbeError(f"{module} {' '.join(args)} failed: {_tail(out.stderr)}")
+        try:
+            return json.loads(out.stdout)
+        except json.JSONDecodeError:
+            return out.stdout
+
+    def region(self) -> dict[str, float | str]:
+        """The computational region (`g.region -g`): n, s, e, w, nsres, ewres, rows, cols, cells..."""
+        text = self.run("g.region", "g")
+        out: dict[str, float | str] = {}
+        for line in str(text).splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                try:
+                    out[key.strip()] = float(value)
+                except ValueError:
+                    out[key.strip()] = value.strip()
+        return out
+
+    def dump(self) -> dict[str, Any]:
+        """The part of the authors' GUI dump that the stock GRASS exposes: the region."""
+        return {"region": self.region()}
+
+
+def _tail(text: str, n: int = 300) -> str:
+    lines = [ln for ln in text.strip().splitlines() if not ln.startswith(("Starting GRASS", "Cleaning up"))]
+    return "\n".join(lines)[-n:] or "(no message)"
+
+
+def latex_compiles(folder: str | Path, main: str, *, timeout_s: float = 120.0) -> tuple[bool, str]:
+    """Whether `<folder>/<main>.tex` compiles with pdflatex (with bibtex when the folder has a .bib),
+    on a copy of the folder; (ok, the end of the failing step's log)."""
+    require("texlive-latex-base")
+    src = Path(folder)
+    if not (src / f"{main}.tex").is_file():
+        return False, f"{src / (main + '.tex')} does not exist"
+    latex = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", main]
+    steps = [latex]
+    if any(src.glob("*.bib")):
+        steps += [["bibtex", main], latex, latex]
+    with tempfile.TemporaryDirectory(prefix="sb-tex-") as tmp:
+        work = Path(tmp) / "doc"
+        shutil.copytree(src, work)
+        for cmd in steps:
+            out = _run(cmd, timeout_s=timeout_s, cwd=work)
+            if out.returncode != 0:
+                return False, f"{cmd[0]} failed: {out.stdout.strip()[-400:]}"
+    return True, ""

@@ -41,9 +41,19 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "python3-pytest",  # run-tests.sh runs /usr/bin/python3 -m pytest (readable by the sandbox uid)
         "make",  # the Go release-target task
     ),
-    # ScienceBoard's state probes so far: GRASS modules through `grass --exec`, pdflatex for the
-    # documents' compile check (the desktop apps come with the environment)
-    "scienceboard": ("grass-core", "texlive-latex-base"),
+    # ScienceBoard: the desktop (Xvfb, a D-Bus session, the AT-SPI bus read by the system Python's
+    # pyatspi, openbox), TeXstudio, GRASS modules through `grass --exec`, pdflatex for the compile check
+    "scienceboard": (
+        "xvfb",
+        "xdotool",
+        "dbus",
+        "at-spi2-core",
+        "python3-pyatspi",
+        "openbox",
+        "texstudio",
+        "grass-core",
+        "texlive-latex-base",
+    ),
 }
 
 # How to tell that a package is present without dpkg: the executable it installs.
@@ -56,6 +66,9 @@ PROBES: dict[str, str] = {
     "chromium-driver": "chromedriver",
     "golang-go": "go",
     "grass-core": "grass",
+    "openbox": "openbox",
+    "texstudio": "texstudio",
+    "dbus": "dbus-daemon",
     "maven": "mvn",
     "default-jdk-headless": "javac",
     "texlive-latex-base": "pdflatex",

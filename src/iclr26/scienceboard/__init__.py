@@ -4,7 +4,11 @@ ScienceBoard's task schema, state probes and verifiers (issue 29; in progress).
 - `predicates`: the task files' getter and predicate lambdas, run by a whitelisting interpreter
   instead of `eval`;
 - `task`: the task schema, the loader for the authors' files (by path) and their mapping onto our
-  apps, with the reason for each task that cannot run here.
+  apps, with the reason for each task that cannot run here;
+- `probes`: app state without the authors' modified builds (GRASS through `grass --exec`, pdflatex);
+- `checks`: the task's checks (file, include, compile, db, info, var, val, stop/ANS) on that state;
+- `desktop`: Xvfb, a D-Bus session, the AT-SPI bus and openbox; apps with clean profiles; the
+  linearised accessibility tree (read by `atspi_dump.py` under the system Python's pyatspi).
 """
 
 from iclr26.core.system import system_attributes

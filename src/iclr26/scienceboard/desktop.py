@@ -1,0 +1,269 @@
+"""The desktop the ScienceBoard apps run on: an Xvfb screen, a D-Bus session, the AT-SPI
+accessibility bus and a light window manager (openbox), and the accessibility tree as text.
+
+The stock Debian builds expose their widgets over AT-SPI when the bus says accessibility is on:
+Qt reads `org.a11y.Status.IsEnabled` (set here) and `QT_LINUX_ACCESSIBILITY_ALWAYS_ON`. The tree is
+read by `atspi_dump.py` under the system Python, which has Debian's pyatspi, and linearised as the
+paper's agents see it: one tab-separated line per kept node (role, name, text, position, size),
+cut at a character budget.
+
+    with Desktop() as desk:
+        desk.launch(["texstudio", "/tmp/doc/main.tex"], home=tmp / "home")
+        desk.wait_for_window("TeXstudio")
+        print(desk.a11y_tree(max_chars=8000))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iclr26.agents.display import VirtualDisplay
+from iclr26.core.errors import UserError
+from iclr26.core.sysdeps import require
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+DUMP = Path(__file__).with_name("atspi_dump.py")
+
+KEPT_ROLES = frozenset(
+    {
+        "push button",
+        "toggle button",
+        "check box",
+        "radio button",
+        "menu item",
+        "check menu item",
+        "radio menu item",
+        "menu",
+        "page tab",
+        "list item",
+        "table cell",
+        "table column header",
+        "table row header",
+        "label",
+        "text",
+        "entry",
+        "password text",
+        "paragraph",
+        "heading",
+        "link",
+        "combo box",
+        "spin button",
+        "slider",
+        "scroll bar",
+        "icon",
+        "image",
+        "terminal",
+        "tree item",
+        "document text",
+        "document frame",
+        "tool bar",
+        "status bar",
+        "canvas",
+        "dialog",
+        "alert",
+    }
+)
+"""The roles a linearised tree keeps (others are layout containers without content of their own)."""
+
+
+class DesktopError(UserError):
+    """The desktop or an app on it failed to start; the message names which and why."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One accessibility node: its role, name, text, states and screen box."""
+
+    app: str
+    depth: int
+    role: str
+    name: str
+    text: str
+    description: str
+    states: tuple[str, ...]
+    box: tuple[int, int, int, int] | None
+
+    @property
+    def visible(self) -> bool:
+        return "showing" in self.states and "visible" in self.states
+
+    def line(self) -> str:
+        """The node as one line: role, name, text, position (x, y), size (w, h)."""
+        x, y, w, h = self.box or (-1, -1, 0, 0)
+        clean = " ".join(self.text.split())[:200]
+        return f"{self.role}\t{self.name}\t{clean}\t({x}, {y})\t({w}, {h})"
+
+
+class Desktop:
+    """An Xvfb screen with a D-Bus session, the accessibility bus and openbox; apps launched on it."""
+
+    def __init__(self, width: int = 1280, height: int = 800, *, start_timeout_s: float = 15.0) -> None:
+        self.width, self.height, self.start_timeout_s = width, height, start_timeout_s
+        self.display: VirtualDisplay | None = None
+        self._dbus: subprocess.Popen[str] | None = None
+        self._runtime: tempfile.TemporaryDirectory[str] | None = None
+        self.env: dict[str, str] = {}
+
+    def __enter__(self) -> Desktop:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> Desktop:
+        """Start Xvfb, the session bus, the accessibility bus (enabled) and openbox."""
+        require("xvfb", "openbox", "dbus", "at-spi2-core", "python3-pyatspi")
+        self.display = VirtualDisplay(self.width, self.height).start()
+        try:
+            self._runtime = tempfile.TemporaryDirectory(prefix="sb-xdg-")
+            os.chmod(self._runtime.name, 0o700)
+            self._dbus = subprocess.Popen(
+                ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            )  # fmt: skip
+            assert self._dbus.stdout is not None
+            address = self._dbus.stdout.readline().strip()
+            if not address:
+                raise DesktopError("dbus-daemon --session printed no address")
+            self.env = {
+                "DBUS_SESSION_BUS_ADDRESS": address,
+                "XDG_RUNTIME_DIR": self._runtime.name,
+                "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+                "QT_ACCESSIBILITY": "1",
+                "NO_AT_BRIDGE": "0",
+                "QTWEBENGINE_DISABLE_SANDBOX": "1",  # KAlgebra's web view; Chromium's sandbox refuses root
+            }
+            self.display.launch(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], env=self.env)
+            self._enable_accessibility()
+            self.display.launch(["openbox"], env=self.env)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _enable_accessibility(self) -> None:
+        """Set org.a11y.Status.IsEnabled on the bus (Qt apps register only then); waits for the bus."""
+        cmd = [
+            "dbus-send", "--session", "--print-reply", "--dest=org.a11y.Bus", "/org/a11y/bus",
+            "org.freedesktop.DBus.Properties.Set", "string:org.a11y.Status", "string:IsEnabled",
+            "variant:boolean:true",
+        ]  # fmt: skip
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            done = subprocess.run(
+                cmd, env={**os.environ, **self.env}, capture_output=True, text=True, check=False
+            )
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise DesktopError(f"the accessibility bus did not come up: {done.stderr.strip()[-200:]}")
+            time.sleep(0.2)
+
+    def launch(
+        self, argv: Sequence[str], *, home: str | Path, log: str | Path | None = None
+    ) -> subprocess.Popen[Any]:
+        """Start an app with a clean profile under `home` (HOME and the XDG folders point there)."""
+        if self.display is None:
+            raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
+        home = Path(home)
+        for sub in (".config", ".local/share", ".cache"):
+            (home / sub).mkdir(parents=True, exist_ok=True)
+        env = {
+            **self.env,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+        }
+        out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
+        return self.display.launch(
+            list(argv), env=env, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL
+        )
+
+    def wait_for_window(self, name: str, timeout_s: float = 30.0) -> int:
+        """The id of the first window whose title contains `name`, waiting up to `timeout_s`."""
+        if self.display is None:
+            raise DesktopError("the desktop is not started")
+        return self.display.wait_for_window(name, timeout=timeout_s)
+
+    def nodes(self, *, timeout_s: float = 30.0, max_nodes: int = 5000) -> list[Node]:
+        """Every node of every registered app (read by the system Python's pyatspi)."""
+        if self.display is None:
+            raise DesktopError("the desktop is not started")
+        env = {**os.environ, **self.display.env, **self.env}
+        try:
+            done = subprocess.run(
+                [SYSTEM_PYTHON, str(DUMP), "--max-nodes", str(max_nodes)],
+                env=env, capture_output=True, text=True, timeout=timeout_s, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise DesktopError(f"reading the accessibility tree took over {timeout_s:g} s") from None
+        if done.returncode != 0:
+            raise DesktopError(f"reading the accessibility tree failed: {done.stderr.strip()[-300:]}")
+        out = []
+        for line in done.stdout.splitlines():
+            r = json.loads(line)
+            box = tuple(r["box"]) if r.get("box") else None
+            out.append(
+                Node(
+                    r["app"],
+                    r["depth"],
+                    r["role"],
+                    r["name"],
+                    r["text"],
+                    r["description"],
+                    tuple(r["states"]),
+                    box,
+                )  # type: ignore[arg-type]
+            )
+        return out
+
+    def a11y_tree(self, *, max_chars: int = 8000, app: str | None = None) -> str:
+        """The linearised tree: a header, then one line per visible node with content and a kept role,
+        cut at `max_chars` with a `[...]` line (the paper cuts at a token budget)."""
+        lines = ["role\tname\ttext\tposition (x, y)\tsize (w, h)"]
+        n = len(lines[0])
+        for node in self.nodes():
+            if app is not None and node.app != app:
+                continue
+            if (
+                node.role not in KEPT_ROLES
+                or not node.visible
+                or not (node.name.strip() or node.text.strip())
+            ):
+                continue
+            if node.box is not None and (
+                node.box[2] <= 0 or node.box[3] <= 0 or node.box[0] < 0 or node.box[1] < 0
+            ):
+                continue
+            line = node.line()
+            if n + len(line) + 1 > max_chars:
+                lines.append("[...]")
+                break
+            lines.append(line)
+            n += len(line) + 1
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Stop the apps, openbox, the buses and Xvfb."""
+        if self.display is not None:
+            self.display.close()
+            self.display = None
+        if self._dbus is not None:
+            self._dbus.terminate()
+            try:
+                self._dbus.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._dbus.kill()
+            self._dbus = None
+        if self._runtime is not None:
+            self._runtime.cleanup()
+            self._runtime = None

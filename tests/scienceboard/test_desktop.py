@@ -1,6 +1,6 @@
 """The desktop with a real app: TeXstudio starts on Xvfb with a clean profile, its widgets appear
-in the linearised accessibility tree, typed keys change the document it saves, and closing the
-desktop leaves no app running."""
+in the linearised accessibility tree, a parsed pyautogui block typed through xdotool changes the
+document it saves, and closing the desktop leaves no app running."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import time
 
 import pytest
 
+from iclr26.agents import InvalidAction
 from iclr26.scienceboard.checks import LocalProbe, evaluate
+from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.task import parse_task
 
 PACKAGES = ("xvfb", "xdotool", "dbus", "at-spi2-core", "python3-pyatspi", "openbox", "texstudio")
@@ -35,11 +37,11 @@ def test_texstudio_on_the_desktop_tree_typing_and_teardown(tmp_path):
         tree = desk.a11y_tree(max_chars=4000)
         assert tree.startswith("role\tname\ttext") and "page tab\tmain.tex" in tree
         assert len(desk.a11y_tree(max_chars=300)) <= 300 + len("\n[...]")
-        desk.display.click(600, 250)
-        desk.display.key("ctrl+End")
-        desk.display.type_text(" % 18.02")
-        desk.display.key("ctrl+s")
+        block = "pyautogui.click(600, 250)\npyautogui.hotkey('ctrl', 'end')\npyautogui.write(' % 18.02')\n"
+        perform(parse_pyautogui(block + "pyautogui.hotkey('ctrl', 's')"), desk.display, pause_s=0.3)
         time.sleep(1)
+        with pytest.raises(InvalidAction, match="click failed"):
+            perform(parse_pyautogui("pyautogui.click(5000, 10)"), desk.display)  # off the screen
         image = desk.display.screenshot()
         assert image.size == (1280, 800)
     assert "% 18.02" in (doc / "main.tex").read_text()

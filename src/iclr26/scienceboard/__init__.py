@@ -7,6 +7,7 @@ ScienceBoard's task schema, state probes and verifiers (issue 29; in progress).
   apps, with the reason for each task that cannot run here;
 - `probes`: app state without the authors' modified builds (GRASS through `grass --exec`, pdflatex);
 - `checks`: the task's checks (file, include, compile, db, info, var, val, stop/ANS) on that state;
+- `gui_actions`: the agent's pyautogui blocks parsed into xdotool events (nothing is executed);
 - `desktop`: Xvfb, a D-Bus session, the AT-SPI bus and openbox; apps with clean profiles; the
   linearised accessibility tree (read by `atspi_dump.py` under the system Python's pyatspi).
 """

@@ -125,6 +125,23 @@ def test_each_stop_reason(budget, agent, reason):
         assert ep.answer == "42"
 
 
+class Stopped(Counter):
+    """A Counter that records how the episode ended (the optional `stopped` hook)."""
+
+    def stopped(self, reason):
+        self.reason = reason
+
+    def evaluate(self, answer):
+        return self.reason == "fail"  # a task whose right ending is FAIL
+
+
+@pytest.mark.parametrize(("replies", "success"), [(["FAIL"], True), (["DONE"], False), ([INC], False)])
+def test_an_environment_can_score_how_the_episode_ended(replies, success):
+    env = Stopped()
+    ep = run_episode("infeasible", env, Scripted(replies), SHELL_PARSER, Budget(max_steps=2))
+    assert env.reason == ep.stop_reason and ep.success is success
+
+
 def test_parse_failures_and_invalid_actions_become_observations():
     agent = Scripted(["let me think about it", "```bash\nboom\n```", INC, INC, INC, "DONE"])
     ep = run_episode("count", Counter(), agent, SHELL_PARSER)

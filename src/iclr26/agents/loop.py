@@ -56,7 +56,11 @@ class Environment(Protocol):
         ...
 
     def evaluate(self, answer: str | None) -> float | bool:
-        """Score the final state (and the answer, if the agent gave one): 1.0 / True is success."""
+        """Score the final state (and the answer, if the agent gave one): 1.0 / True is success.
+
+        An environment whose score depends on how the episode ended (a task that expects FAIL)
+        may also define `stopped(stop_reason)`; `run_episode` calls it just before `evaluate`.
+        """
         ...
 
     def close(self) -> None:
@@ -153,6 +157,9 @@ def run_episode(
                 on_step(step)
         if episode.stop_reason not in ("done", "fail", "answer"):
             episode.final_observation = obs.text  # what the agent never got to see
+        stopped = getattr(env, "stopped", None)  # optional: environments that score how it ended
+        if callable(stopped):
+            stopped(episode.stop_reason)
         result = env.evaluate(answer)
         episode.score = float(result)
         episode.success = bool(result) if isinstance(result, bool) else episode.score >= 1.0

@@ -9,7 +9,9 @@ ScienceBoard's task schema, state probes and verifiers (issue 29; in progress).
 - `checks`: the task's checks (file, include, compile, db, info, var, val, stop/ANS) on that state;
 - `gui_actions`: the agent's pyautogui blocks parsed into xdotool events (nothing is executed);
 - `desktop`: Xvfb, a D-Bus session, the AT-SPI bus and openbox; apps with clean profiles; the
-  linearised accessibility tree (read by `atspi_dump.py` under the system Python's pyatspi).
+  linearised accessibility tree (read by `atspi_dump.py` under the system Python's pyatspi);
+- `env`: one task as an `iclr26.agents` environment (fresh folders, set-up, observations, actions,
+  checks); apps so far: TeXstudio.
 """
 
 from iclr26.core.system import system_attributes

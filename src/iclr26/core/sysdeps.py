@@ -51,12 +51,14 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "python3-pyatspi",
         "openbox",
         "texstudio",
+        "pymol",
         "grass-core",
         "texlive-latex-base",
     ),
 }
 
-# How to tell that a package is present without dpkg: the executable it installs.
+# How to tell that a package is present without dpkg: the executable it installs, or (an absolute
+# path) a file it installs.
 PROBES: dict[str, str] = {
     "bubblewrap": "bwrap",
     "tmux": "tmux",
@@ -68,7 +70,10 @@ PROBES: dict[str, str] = {
     "grass-core": "grass",
     "openbox": "openbox",
     "texstudio": "texstudio",
+    "pymol": "pymol",
     "dbus": "dbus-daemon",
+    "at-spi2-core": "/usr/libexec/at-spi-bus-launcher",
+    "python3-pyatspi": "/usr/lib/python3/dist-packages/pyatspi/__init__.py",
     "maven": "mvn",
     "default-jdk-headless": "javac",
     "texlive-latex-base": "pdflatex",
@@ -102,6 +107,8 @@ def declared(parts: Iterable[str] | None = None) -> tuple[str, ...]:
 def is_installed(package: str) -> bool:
     """Whether `package` is present: its probe executable is on PATH, else dpkg says installed."""
     probe = PROBES.get(package)
+    if probe is not None and probe.startswith("/"):  # a file the package installs (no executable of its own)
+        return os.path.exists(probe)
     if probe is not None:
         return shutil.which(probe) is not None
     if shutil.which("dpkg-query") is None:

@@ -7,7 +7,8 @@ probe:
   by `target`; `include`: a regular expression is found in it; `compile`: it compiles (pdflatex);
 - `db` (GRASS): a module's output (JSON when it is) through the `key` getter, compared by `pred`
   (default: equality) with `value`; `info`: the same on the state dump (the region);
-- `var` / `val` (KAlgebra): a variable's text equals `value`, or its number is within 1e-6.
+- `var` / `val` (KAlgebra): a variable's text equals `value`, or its number is within 1e-6;
+- `select` (PyMOL, ours): the number of atoms in a selection, compared by `pred` with `value`.
 
 Two choices differ from the authors' harness, and are deliberate: a task with no `stop` check still
 fails when the agent says FAIL (theirs passes on FAIL if the state happens to be right), and ANS
@@ -47,6 +48,7 @@ class Probe(Protocol):
     def grass_run(self, cmd: str, kwargs: Mapping[str, Any]) -> Any: ...
     def dump(self) -> Mapping[str, Any]: ...
     def variables(self) -> Mapping[str, str]: ...
+    def count(self, selection: str) -> int: ...
 
 
 def _getter(text: str | None) -> Callable[[Any], Any]:
@@ -135,6 +137,11 @@ def _val(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> tuple[bool, 
     return abs(float(got) - float(check["value"])) <= 1e-6, f"{check['key']} = {got}"
 
 
+def _select(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> tuple[bool, str]:
+    got = probe.count(check["selection"])
+    return bool(_pred(check.get("pred"))(got, check.get("value"))), f"{got} atoms in {check['selection']!r}"
+
+
 _STATE_CHECKS: dict[str, Callable[[TaskFile, Mapping[str, Any], Probe], tuple[bool, str]]] = {
     "file": _file,
     "include": _include,
@@ -143,6 +150,7 @@ _STATE_CHECKS: dict[str, Callable[[TaskFile, Mapping[str, Any], Probe], tuple[bo
     "info": _info,
     "var": _var,
     "val": _val,
+    "select": _select,
 }
 
 
@@ -183,6 +191,7 @@ class LocalProbe:
     root: Path
     grass: Any = None  # a probes.GrassLocation
     kalgebra_vars: Mapping[str, str] | None = None
+    pymol: Any = None  # a probes.PymolSession
 
     def _path(self, path: str) -> Path:
         return self.root / path.lstrip("/")
@@ -204,6 +213,11 @@ class LocalProbe:
         if self.grass is None:
             raise ValueError("no GRASS location is open")
         return self.grass.dump()
+
+    def count(self, selection: str) -> int:
+        if self.pymol is None:
+            raise ValueError("PyMOL is not running")
+        return int(self.pymol.count(selection))
 
     def variables(self) -> Mapping[str, str]:
         if self.kalgebra_vars is None:

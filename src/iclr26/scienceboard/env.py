@@ -29,8 +29,11 @@ OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree")
 GUI_PARSER = ActionParser(code_languages=("python", "py", ""), controls=("DONE", "FAIL", "WAIT", "ANSWER"))
 """The action format: one ```python block of pyautogui calls, or DONE, FAIL, WAIT, ANSWER: <words>."""
 
-LAUNCH = {"texstudio": ("texstudio", "--no-session")}
-WINDOW = {"texstudio": "TeXstudio"}
+LAUNCH = {
+    "texstudio": ("texstudio", "--no-session"),
+    "pymol": ("/usr/bin/python3", "-m", "pymol", "-R"),  # Debian's module, its XML-RPC server on 9123
+}
+WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL"}
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
 
 
@@ -66,6 +69,7 @@ class ScienceBoardEnv:
         self.proc: subprocess.Popen[Any] | None = None
         self.stop_reason = ""
         self.results: list[CheckResult] = []
+        self.pymol: Any = None
 
     @property
     def root(self) -> Path:
@@ -94,6 +98,10 @@ class ScienceBoardEnv:
             log = (self.workdir / "app.log").read_text(errors="replace")[-400:]
             raise UserError(f"{self.app} did not open a window ({e}); its log ends: {log!r}") from None
         time.sleep(self.settle_s)
+        if self.app == "pymol":
+            from iclr26.scienceboard.probes import PymolSession
+
+            self.pymol = PymolSession()
         return self._observe(f"Task: {self.task.instruction}\n")
 
     def _observe(self, head: str = "") -> Observation:
@@ -128,7 +136,7 @@ class ScienceBoardEnv:
 
     def evaluate(self, answer: str | None) -> bool:
         stop = STOPS.get(self.stop_reason, "TIMEOUT")
-        ok, self.results = evaluate(self.task, LocalProbe(self.root), stop, answer or "")
+        ok, self.results = evaluate(self.task, LocalProbe(self.root, pymol=self.pymol), stop, answer or "")
         return ok
 
     def close(self) -> None:

@@ -4,6 +4,9 @@ modified builds.
 - GRASS GIS: `GrassLocation` runs modules with `grass <mapset> --exec` (the same command line the
   GUI's console runs): `region()` is `g.region -g`, `run(module, **kwargs)` any module, its stdout
   parsed as JSON when it is (`v.db.select format=json`);
+- PyMOL (standing in for ChimeraX): `PymolSession` talks to the running app's XML-RPC server
+  (`pymol -R`): object names, and atom counts of any selection (`color red and chain A`,
+  `rep sticks`, `resn HOH`), which is how the checks read colours, representations and edits;
 - TeXstudio: the document is a file; `latex_compiles` runs pdflatex (and bibtex when a .bib is
   present: pdflatex, bibtex, pdflatex, pdflatex) on a copy of the folder, as the authors' `compile`
   check does in their VM.
@@ -17,6 +20,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +103,42 @@ class GrassLocation:
     def dump(self) -> dict[str, Any]:
         """The part of the authors' GUI dump that the stock GRASS exposes: the region."""
         return {"region": self.region()}
+
+
+class PymolSession:
+    """A running PyMOL's state through its XML-RPC server on 127.0.0.1 (started by `pymol -R`)."""
+
+    def __init__(self, port: int = 9123, *, timeout_s: float = 30.0) -> None:
+        import xmlrpc.client
+
+        self.url = f"http://127.0.0.1:{port}"
+        self.server = xmlrpc.client.ServerProxy(self.url, allow_none=True)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.server.get_names()
+                return
+            except OSError as e:
+                if time.monotonic() > deadline:
+                    raise ProbeError(f"PyMOL's XML-RPC server at {self.url} did not answer: {e}") from None
+                time.sleep(0.3)
+
+    def names(self) -> list[str]:
+        """The loaded objects' names."""
+        return list(self.server.get_names())
+
+    def count(self, selection: str) -> int:
+        """Atoms in a PyMOL selection (its selection language, not Python); a bad selection raises."""
+        if not isinstance(selection, str) or len(selection) > 500:
+            raise ProbeError(f"a selection must be a string of at most 500 characters, got {selection!r}")
+        try:
+            return int(self.server.count_atoms(selection))
+        except Exception as e:  # an xmlrpc Fault for a selection PyMOL rejects
+            raise ProbeError(f"PyMOL rejected the selection {selection!r}: {e}") from None
+
+    def dump(self) -> dict[str, Any]:
+        """Objects and total atoms."""
+        return {"objects": self.names(), "atoms": self.count("all")}
 
 
 def _tail(text: str, n: int = 300) -> str:

@@ -31,8 +31,10 @@ APPS: dict[str, str | None] = {
     "ChimeraX": None,
     "Celestia": None,
     "Lean": None,
+    "PyMOL": "pymol",
 }
-"""The authors' app -> the Debian app that runs its tasks here (None: its tasks are unsupported)."""
+"""The app a task names -> the Debian app that runs it here (None: unsupported). PyMOL is not one of
+the authors' apps: our built-here biochemistry tasks use it in ChimeraX's place."""
 
 UNSUPPORTED_APPS = {
     "ChimeraX": "ChimeraX is not packaged in Debian; its command language and session states do not carry "
@@ -51,6 +53,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "kalgebra": ("var", "val", "stop"),
     "grass": ("db", "info", "stop"),
     "texstudio": ("file", "include", "compile", "stop"),
+    "pymol": ("select", "stop"),
 }
 """The checks our probes answer, per app. KAlgebra's `eqn` reads plotted curves through the authors'
 modified build; the stock one does not expose them."""

@@ -76,7 +76,7 @@ def test_loader_names_missing_and_malformed_files(tmp_path):
     data = json.loads((root / "dataset.json").read_text())
     del data["books"][0]["query"]
     (root / "dataset.json").write_text(json.dumps(data))
-    with pytest.raises(UserError, match="has no field query"):
+    with pytest.raises(UserError, match="the record has no field query"):
         load_release(root)
 
 

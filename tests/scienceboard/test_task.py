@@ -94,7 +94,7 @@ def test_bad_fields_and_code_are_refused_at_load_time(changes, message):
         parse_task(task(**changes), "t.json")
     raw = task()
     del raw["instruction"]
-    with pytest.raises(UserError, match="missing field instruction"):
+    with pytest.raises(UserError, match="the task has no field instruction"):
         parse_task(raw, "t.json")
 
 

@@ -34,7 +34,7 @@ from iclr26.core.validation import check_int
 if TYPE_CHECKING:
     from PIL import Image
 
-__all__ = ["VirtualDisplay", "XdotoolError"]
+__all__ = ["VirtualDisplay", "XdotoolError", "stop_group"]
 
 _MAX_SIDE = 16384  # Xvfb's framebuffer limit per side
 _DEPTHS = (24,)  # Pillow's X11 grab reads 24-bit screens only ("unsupported bit depth" otherwise)
@@ -154,10 +154,10 @@ class VirtualDisplay:
     def close(self) -> None:
         """Kill the launched applications, stop Xvfb, remove its socket and lock; safe to call twice."""
         for app in self._apps:
-            _stop_group(app)
+            stop_group(app)
         self._apps.clear()
         if self._xvfb is not None:
-            _stop_group(self._xvfb)
+            stop_group(self._xvfb)
             self._xvfb = None
         if self._number is not None:
             # Xvfb removes these itself on SIGTERM; after a SIGKILL they would block the number.
@@ -312,7 +312,7 @@ class VirtualDisplay:
         return int(fields["X"]), int(fields["Y"])
 
 
-def _stop_group(proc: subprocess.Popen[Any], grace: float = 3.0) -> None:
+def stop_group(proc: subprocess.Popen[Any], grace: float = 3.0) -> None:
     """SIGTERM the process group led by `proc`, then SIGKILL after `grace` seconds; reap `proc`."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -19,6 +19,7 @@ from iclr26.core.config import ConfigError
 T = TypeVar("T")
 
 __all__ = [
+    "check_fields",
     "check_finite_tensor",
     "check_in",
     "check_int",
@@ -132,6 +133,17 @@ def check_in(name: str, value: T, options: Iterable[Any]) -> T:
         close = difflib.get_close_matches(value, [str(o) for o in options], n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConfigError(f"{name} must be one of {listed}, got {value!r}{hint}")
+
+
+def check_fields(where: str, raw: object, fields: Iterable[str], what: str = "object") -> dict[str, Any]:
+    """`raw` (a parsed JSON value) as a dict that holds every one of `fields`; else a ConfigError
+    that names `where`, what was expected and the missing fields."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a {what} must be a JSON object, got {type(raw).__name__}")
+    missing = [k for k in fields if k not in raw]
+    if missing:
+        raise ConfigError(f"{where}: the {what} has no field {', '.join(missing)}")
+    return raw
 
 
 def check_finite_tensor(name: str, x: Any) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 
 from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
+from iclr26.core.validation import check_fields
 from iclr26.liveweb_ie.sites import Group, Site, groundtruth
 
 TYPES = ("type_1", "type_2", "type_3", "type_4")
@@ -77,11 +78,8 @@ class Record:
 
 def parse_record(raw: Any, where: str) -> Record:
     """A record from its JSON object; a missing field, a bad attribute list or an unknown type is named."""
-    if not isinstance(raw, dict):
-        raise UserError(f"{where}: a record must be a JSON object, got {type(raw).__name__}")
-    missing = [k for k in RECORD_FIELDS if k not in raw]
-    if missing:
-        raise UserError(f"{where}: record {raw.get('sample_id', '?')} has no field {', '.join(missing)}")
+    check_fields(where, raw, RECORD_FIELDS, "record")
+    assert isinstance(raw, dict)
     attrs = raw["attribute"]
     if not isinstance(attrs, list) or not attrs or not all(isinstance(a, str) and a for a in attrs):
         raise UserError(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iclr26.agents.display import VirtualDisplay
+from iclr26.agents.display import VirtualDisplay, stop_group
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 
@@ -258,11 +258,7 @@ class Desktop:
             self.display.close()
             self.display = None
         if self._dbus is not None:
-            self._dbus.terminate()
-            try:
-                self._dbus.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._dbus.kill()
+            stop_group(self._dbus)
             self._dbus = None
         if self._runtime is not None:
             self._runtime.cleanup()

@@ -19,6 +19,7 @@ from typing import Any
 
 from iclr26.agents import Observation, StepOutcome
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
+from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate
 from iclr26.scienceboard.desktop import Desktop
@@ -140,10 +141,6 @@ class ScienceBoardEnv:
         return ok
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_group(self.proc, grace=10.0)  # the app and anything it started
         self.proc = None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.validation import check_fields
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
 
 SORTS = ("VM", "Raw")
@@ -112,11 +113,8 @@ def _lambdas(check: dict[str, Any], where: str) -> None:
 
 def parse_task(raw: Any, where: str) -> TaskFile:
     """A task from its JSON object; a missing or mistyped field is named, and lambdas are checked."""
-    if not isinstance(raw, dict):
-        raise UserError(f"{where}: a task must be a JSON object, got {type(raw).__name__}")
-    missing = [k for k in REQUIRED if k not in raw]
-    if missing:
-        raise UserError(f"{where}: missing field {', '.join(missing)}")
+    check_fields(where, raw, REQUIRED, "task")
+    assert isinstance(raw, dict)
     if raw["sort"] not in SORTS:
         raise UserError(f"{where}: sort must be one of {SORTS}, got {raw['sort']!r}")
     if raw["type"] not in APPS:

@@ -101,3 +101,12 @@ def test_stop_rules(tmp_path):
     assert evaluate(undef, probe, "DONE")[0]
     with pytest.raises(ValueError, match="stop must be one of"):
         evaluate(var, probe, "QUIT")
+
+
+def test_task_paths_cannot_leave_the_task_folder(tmp_path):
+    (tmp_path / "secret.txt").write_text("x")
+    root = tmp_path / "root"
+    root.mkdir()
+    task = _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
+    ok, results = evaluate(task, LocalProbe(root), "DONE")
+    assert not ok and "leaves the task's folder" in results[0].detail

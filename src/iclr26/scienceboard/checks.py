@@ -184,6 +184,14 @@ def evaluate(task: TaskFile, probe: Probe, stop: str, answer: str = "") -> tuple
     return all(r.passed for r in results), results
 
 
+def under_root(root: Path, path: str) -> Path:
+    """Where a task path (/home/user/...) lives under `root`; a path that climbs out of it is refused."""
+    target = (root / str(path).lstrip("/")).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise ValueError(f"task path {path!r} leaves the task's folder")
+    return target
+
+
 @dataclass
 class LocalProbe:
     """A probe on this machine: files under `root` (task paths are mapped below it), pdflatex, GRASS."""
@@ -194,7 +202,7 @@ class LocalProbe:
     pymol: Any = None  # a probes.PymolSession
 
     def _path(self, path: str) -> Path:
-        return self.root / path.lstrip("/")
+        return under_root(self.root, path)
 
     def read_text(self, path: str) -> str:
         return self._path(path).read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from iclr26.agents import Observation, StepOutcome
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
 from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
-from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate
+from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.task import TaskFile, map_task
@@ -77,8 +77,11 @@ class ScienceBoardEnv:
         return self.workdir / "root"
 
     def local(self, path: str) -> Path:
-        """Where a task path (/home/user/...) lives on this machine."""
-        return self.root / path.lstrip("/")
+        """Where a task path (/home/user/...) lives on this machine (never outside the task's root)."""
+        try:
+            return under_root(self.root, path)
+        except ValueError as e:
+            raise UserError(f"{self.task.path}: {e}") from None
 
     def reset(self) -> Observation:
         for sub in ("root", "home"):

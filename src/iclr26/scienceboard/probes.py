@@ -53,12 +53,13 @@ def _run(cmd: list[str], *, timeout_s: float, cwd: Path | None = None) -> Output
 class GrassLocation:
     """A GRASS GIS mapset on disk, probed and changed through `grass --exec`."""
 
-    def __init__(self, mapset: str | Path, *, timeout_s: float = 60.0) -> None:
+    def __init__(self, mapset: str | Path, *, timeout_s: float = 60.0, force: bool = False) -> None:
         require("grass-core")
         self.mapset = Path(mapset)
         if not (self.mapset / "WIND").is_file():
             raise ProbeError(f"{self.mapset} is not a GRASS mapset (it has no WIND file)")
         self.timeout_s = timeout_s
+        self.force = force  # `grass -f`: clear the lock an app left behind (only once it has stopped)
 
     @classmethod
     def create(cls, location: str | Path, *, epsg: int = 4326) -> GrassLocation:
@@ -79,7 +80,8 @@ class GrassLocation:
         if not module.replace(".", "").replace("_", "").isalnum() or "." not in module:
             raise ProbeError(f"{module!r} is not a GRASS module name (like v.db.select)")
         args = [*(f"-{f.lstrip('-')}" for f in flags), *(f"{k}={v}" for k, v in kwargs.items())]
-        out = _run(["grass", str(self.mapset), "--exec", module, *args], timeout_s=self.timeout_s)
+        force = ["-f"] if self.force else []
+        out = _run(["grass", *force, str(self.mapset), "--exec", module, *args], timeout_s=self.timeout_s)
         if out.returncode != 0:
             raise ProbeError(f"{module} {' '.join(args)} failed: {_tail(out.stderr)}")
         try:

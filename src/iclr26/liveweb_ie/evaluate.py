@@ -22,6 +22,7 @@ from iclr26.core.jsonfile import read_log
 from iclr26.core.llm import LLMError
 from iclr26.liveweb_ie.metric import page_score
 from iclr26.liveweb_ie.release import TYPES, Record, Release
+from iclr26.liveweb_ie.replies import default_kind
 from iclr26.liveweb_ie.server import LiveSites
 from iclr26.liveweb_ie.wrapper import Extractor, Wrapper
 
@@ -150,12 +151,12 @@ def score_version(
     """Apply every wrapper to its group's pages as served now (`live.version`), against `release`'s truth."""
     version = live.version
     html: dict[str, str] = {}
-    truth: dict[str, dict[str, list[str]]] = {}
     out = []
     methods = sorted({m for m, _ in built})
     for record in records:
         urls = sample_pages(release.urls(record), firsts[record.sample_id], pages_per_group)
         gold_files = {a: release.groundtruth(record, a) for a in record.attribute}
+        url_attrs = [a for a in record.attribute if default_kind(a) != "text"]  # compared as URLs
         for url in urls:
             if url not in html:
                 page = live.fetch(*local_path(live, url))
@@ -163,23 +164,16 @@ def score_version(
                     raise RuntimeError(f"{url} was served at version {page.version}, expected {version}")
                 html[url] = page.html
             gold = {a: gold_files[a].get(url, []) for a in record.attribute}
-            truth[url] = gold
             for m in methods:
                 b = built.get((m, record.sample_id))
                 if b is None:
                     continue
                 pred = b.extractor.extract(html[url])
-                s = page_score(pred, gold, [a for a in record.attribute if _is_url_attr(a)])
+                s = page_score(pred, gold, url_attrs)
                 out.append(
                     PageResult(m, record.sample_id, record.type, version, url, s.precision, s.recall, s.f1)
                 )
     return out
-
-
-def _is_url_attr(name: str) -> bool:
-    from iclr26.liveweb_ie.replies import default_kind
-
-    return default_kind(name) != "text"
 
 
 def f1_table(

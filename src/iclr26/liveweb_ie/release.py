@@ -283,7 +283,7 @@ def write_release(sites: dict[str, Site], root: Path, version: int, *, seed: int
                 header = f"{site.domain} {site.website} {group.group_id} {f.name}"
                 write_groundtruth(root / rel, header, {u: t[f.name] for u, t in truth.items()})
                 label[f.name] = rel
-            for q, (kind, attrs, text) in enumerate(queries(site, group, seed)):
+            for kind, attrs, text in queries(site, group, seed):
                 qid = f"q_{len(records):03d}"
                 records.append(
                     Record(
@@ -291,7 +291,6 @@ def write_release(sites: dict[str, Site], root: Path, version: int, *, seed: int
                         {a: label[a] for a in attrs}, f"w_{w:03d}_{group.group_id}_{qid}",
                     ).json()
                 )  # fmt: skip
-                del q
         (root / site.folder / "group").mkdir(parents=True, exist_ok=True)
         (root / site.folder / "group" / "group.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         dataset[site.folder] = records

@@ -293,6 +293,7 @@ class Site:
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self._memo: dict[tuple[str, int], dict[str, object]] = {}
+        self._items: dict[int, list[Item]] = {}
 
     def indexed(self, name: str, version: int, build: Callable[[], dict[str, object]]) -> dict[str, object]:
         """A per-version lookup table (path -> item, ...) built once by `build`."""
@@ -311,7 +312,9 @@ class Site:
 
     def items_at(self, version: int) -> list[Item]:
         """The site's items at clock `version` (cached): version 0, then `version` drift steps."""
-        return _items_at(self, version)
+        if version not in self._items:
+            self._items[version] = _drift(self, version)
+        return self._items[version]
 
     # pages
     def pages(self, group: Group, version: int) -> list[str]:
@@ -376,14 +379,14 @@ class Site:
         return table.get(path)  # type: ignore[return-value]
 
 
-@lru_cache(maxsize=64)
-def _items_at(site: Site, version: int) -> list[Item]:
+def _drift(site: Site, version: int) -> list[Item]:
+    """The items at `version`: generated at 0, else one drift step applied to `version - 1`'s."""
     if version < 0:
         raise UserError(f"version must be >= 0, got {version}")
     if version == 0:
         rng = random.Random(derive_seed(site.seed, site.key, 0))
         return [site.new_item(rng, i + 1) for i in range(site.base_items)]
-    items = [dict(it) for it in _items_at(site, version - 1)]
+    items = [dict(it) for it in site.items_at(version - 1)]
     rng = random.Random(derive_seed(site.seed, site.key, version))
     n = len(items)
     for victim in sorted(rng.sample(range(n), max(1, n // 12)), reverse=True):  # removed

@@ -244,12 +244,20 @@ class VirtualDisplay:
             image.save(path)
         return image
 
-    def wait_for_window(self, name: str, timeout: float = 10.0) -> int:
-        """The id of the first visible window whose title matches regex `name`, waiting up to `timeout` s."""
+    def wait_for_window(self, name: str, timeout: float = 10.0, *, map_unmapped: bool = False) -> int:
+        """The id of the first visible window whose title matches regex `name`, waiting up to `timeout` s.
+
+        `map_unmapped`: also map the matching windows that are not shown yet. Some apps (xterm, KAlgebra)
+        create theirs unmapped under a window manager on Xvfb; an unmapped window reports 1x1, so
+        every match is mapped, helper windows included.
+        """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty window-title regex, got {name!r}")
         deadline = time.monotonic() + timeout
         while True:
+            if map_unmapped:
+                for wid in self._xdotool(["search", "--name", name], check=False).split():
+                    self._xdotool(["windowmap", wid], check=False)
             found = self._xdotool(["search", "--onlyvisible", "--name", name], check=False)
             ids = found.split()
             if ids:

@@ -193,18 +193,10 @@ class Desktop:
         (xterm, KAlgebra) create their window unmapped here; it is mapped, as a desktop session would."""
         if self.display is None:
             raise DesktopError("the desktop is not started")
-        env = {**os.environ, **self.display.env}
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            found = subprocess.run(
-                ["xdotool", "search", "--name", name], env=env, capture_output=True, text=True
-            )
-            for wid in found.stdout.split():  # unmapped windows report 1x1: map every match (helpers too)
-                subprocess.run(["xdotool", "windowmap", wid], env=env, capture_output=True, check=False)
-            if found.stdout.split():
-                return self.display.wait_for_window(name, timeout=max(1.0, deadline - time.monotonic()))
-            time.sleep(0.3)
-        raise DesktopError(f"no window titled like {name!r} appeared in {timeout_s:g} s")
+        try:
+            return self.display.wait_for_window(name, timeout=timeout_s, map_unmapped=True)
+        except TimeoutError:
+            raise DesktopError(f"no window titled like {name!r} appeared in {timeout_s:g} s") from None
 
     def nodes(self, *, timeout_s: float = 30.0, max_nodes: int = 5000) -> list[Node]:
         """Every node of every registered app (read by the system Python's pyatspi)."""

@@ -19,6 +19,7 @@ import hashlib
 import html
 import posixpath
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -279,7 +280,7 @@ def relative(target: str, page_dir: str) -> str:
 
 
 # ---------------------------------------------------------------- the site base class
-class Site:
+class Site(ABC):
     """A generated website: items that change with the clock, page groups and their pages."""
 
     key = ""  # the URL prefix on the server: /<key>/...
@@ -303,12 +304,15 @@ class Site:
         return self._memo[key]
 
     # content over time
+    @abstractmethod
     def new_item(self, rng: random.Random, item_id: int) -> Item:
         """A new item of this site (its fields' raw values), drawn from `rng`."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def update_item(self, rng: random.Random, item: Item) -> None:
         """Change the volatile fields of `item` in place (one content-drift step)."""
+        ...
 
     def items_at(self, version: int) -> list[Item]:
         """The site's items at clock `version` (cached): version 0, then `version` drift steps."""
@@ -317,13 +321,15 @@ class Site:
         return self._items[version]
 
     # pages
+    @abstractmethod
     def pages(self, group: Group, version: int) -> list[str]:
         """The group's page paths at `version` (relative to the site root), in a fixed order."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def content(self, group: Group, path: str, version: int) -> PageContent | None:
         """The page's content at `version`, or None when the page does not exist (then: 404)."""
-        raise NotImplementedError
+        ...
 
     listing = ""  # the paginated list's path, e.g. "catalogue/page-{n}.html"
     per_page = 20

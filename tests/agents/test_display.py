@@ -117,6 +117,16 @@ def test_start_exposes_display_env_and_blank_screenshot(tmp_path: Path) -> None:
 
 
 @pytest.mark.debian("xvfb", "xdotool")
+def test_apps_do_not_inherit_qt_paths_into_this_python(monkeypatch) -> None:
+    # as importing OpenCV's wheel does: its Qt plugins, inside this Python environment
+    monkeypatch.setenv("QT_QPA_PLATFORM_PLUGIN_PATH", os.path.join(sys.prefix, "lib", "cv2", "qt", "plugins"))
+    monkeypatch.setenv("QT_SCALE_FACTOR", "1")
+    with VirtualDisplay(320, 200) as screen:
+        assert "QT_QPA_PLATFORM_PLUGIN_PATH" not in screen.env
+        assert screen.env["QT_SCALE_FACTOR"] == "1"  # other Qt settings pass through
+
+
+@pytest.mark.debian("xvfb", "xdotool")
 def test_two_displays_get_different_numbers() -> None:
     with VirtualDisplay(64, 64) as a, VirtualDisplay(64, 64) as b:
         assert a.display != b.display

@@ -20,6 +20,7 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -189,8 +190,15 @@ class VirtualDisplay:
 
     @property
     def env(self) -> dict[str, str]:
-        """A copy of os.environ with DISPLAY set to this display (and no WAYLAND_DISPLAY)."""
-        env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+        """A copy of os.environ with DISPLAY set to this display, without WAYLAND_DISPLAY, and without
+        Qt variables that point into this Python environment: importing OpenCV's wheel sets
+        QT_QPA_PLATFORM_PLUGIN_PATH and QT_QPA_FONTDIR to its own Qt, with which Debian's Qt apps
+        (TeXstudio, PyMOL) cannot start."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k != "WAYLAND_DISPLAY" and not (k.startswith("QT_") and sys.prefix in v)
+        }
         env["DISPLAY"] = self.display
         return env
 

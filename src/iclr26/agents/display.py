@@ -276,6 +276,36 @@ class VirtualDisplay:
                 )
             time.sleep(0.05)
 
+    def window_geometry(self, wid: int) -> tuple[int, int, int, int]:
+        """A window's (x, y, width, height) on the screen."""
+        out = self._xdotool(["getwindowgeometry", "--shell", str(int(wid))])
+        fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        return int(fields["X"]), int(fields["Y"]), int(fields["WIDTH"]), int(fields["HEIGHT"])
+
+    def main_window(self, name: str, timeout: float = 10.0, *, min_side: int = 50) -> int:
+        """The largest visible window whose title or class matches regex `name`, waiting up to
+        `timeout` s for one at least `min_side` pixels a side. Apps title their helper windows too (Qt's
+        "Selection Owner"), and some set a title that `search --name` misses, hence both searches."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ids = {
+                int(w)
+                for field in ("--name", "--class")
+                for w in self._xdotool(["search", "--onlyvisible", field, name], check=False).split()
+            }
+            sized = {w: self.window_geometry(w) for w in ids}
+            big = [w for w, g in sized.items() if min(g[2], g[3]) >= min_side]
+            if big:
+                return max(big, key=lambda w: sized[w][2] * sized[w][3])
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no visible window like {name!r} of {min_side}+ pixels on {self.display}")
+            time.sleep(0.1)
+
+    def move_window(self, wid: int, x: int, y: int) -> None:
+        """Move a window's top-left corner to screen pixel (x, y) (the window manager adds its frame)."""
+        self._check_point(x, y)
+        self._xdotool(["windowmove", "--sync", str(int(wid)), str(x), str(y)])
+
     # -- synthetic input (xdotool) --------------------------------------------------------------
 
     def _xdotool(self, args: list[str], *, check: bool = True) -> str:

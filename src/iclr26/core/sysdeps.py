@@ -42,7 +42,8 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "make",  # the Go release-target task
     ),
     # ScienceBoard: the desktop (Xvfb, a D-Bus session, the AT-SPI bus read by the system Python's
-    # pyatspi, openbox), TeXstudio, GRASS modules through `grass --exec`, pdflatex for the compile check
+    # pyatspi, openbox), the apps (TeXstudio, PyMOL, KAlgebra, GRASS's shell in tmux shown by xterm,
+    # run in the agent sandbox), pdflatex for the compile check
     "scienceboard": (
         "xvfb",
         "xdotool",
@@ -52,7 +53,11 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "openbox",
         "texstudio",
         "pymol",
+        "kalgebra",
         "grass-core",
+        "xterm",
+        "tmux",
+        "bubblewrap",
         "texlive-latex-base",
     ),
 }
@@ -71,6 +76,8 @@ PROBES: dict[str, str] = {
     "openbox": "openbox",
     "texstudio": "texstudio",
     "pymol": "pymol",
+    "kalgebra": "kalgebra",
+    "xterm": "xterm",
     "dbus": "dbus-daemon",
     "at-spi2-core": "/usr/libexec/at-spi-bus-launcher",
     "python3-pyatspi": "/usr/lib/python3/dist-packages/pyatspi/__init__.py",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
+from iclr26.scienceboard.probes import ProbeError
 from iclr26.scienceboard.task import TaskFile
 
 STOP_KINDS = ("DONE", "FAIL", "ANS", "TIMEOUT")
@@ -74,7 +75,7 @@ def check_state(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> Check
         ok, detail = _STATE_CHECKS[kind](task, check, probe)
     except KeyError as e:
         return CheckResult(kind, False, f"missing {e} in the state or the check")
-    except (PredicateError, OSError, ValueError, TypeError, IndexError) as e:
+    except (PredicateError, ProbeError, OSError, ValueError, TypeError, IndexError) as e:
         return CheckResult(kind, False, f"{type(e).__name__}: {e}")
     return CheckResult(kind, bool(ok), detail)
 

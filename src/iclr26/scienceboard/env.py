@@ -2,7 +2,13 @@
 
 `reset` gives the task a fresh root (the task's paths, e.g. /home/user/doc/main.tex, live under
 it) and a fresh HOME, runs the task's set-up steps (files written, the app launched with a clean
-profile) and returns the instruction with the first observation. `step` carries out one action:
+profile) and returns the instruction with the first observation. GRASS GIS runs as its text shell
+(`grass <mapset>`), as the authors' tasks start it from a terminal: the shell runs in the agent
+sandbox (`iclr26.agents.Sandbox`, no network, an unprivileged user, only the task's folder
+writable) inside a tmux pane, shown on the desktop by an xterm attached to that pane; xterm has no
+accessibility tree, so the observation carries the pane's text instead (as a VTE terminal's
+accessible text would). A task's `map` step may carry `build`: the location is then created and
+filled by GRASS's own import modules (`r.in.ascii`, `v.in.ascii`) from files the task wrote. `step` carries out one action:
 a pyautogui block (parsed, never executed: `gui_actions`) or WAIT. The observation is the
 accessibility tree (`a11y_tree`), the screenshot (`screenshot`) or both. `evaluate` runs the
 task's checks against the app's final state and how the episode ended. `close` stops the app; the
@@ -11,8 +17,10 @@ next task's `reset` starts from empty folders, so nothing carries over.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,7 @@ from iclr26.core.errors import UserError
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
+from iclr26.scienceboard.probes import GrassLocation, ProbeError, kalgebra_variables
 from iclr26.scienceboard.task import TaskFile, map_task
 
 OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree")
@@ -33,8 +42,16 @@ GUI_PARSER = ActionParser(code_languages=("python", "py", ""), controls=("DONE",
 LAUNCH = {
     "texstudio": ("texstudio", "--no-session"),
     "pymol": ("/usr/bin/python3", "-m", "pymol", "-R"),  # Debian's module, its XML-RPC server on 9123
+    "kalgebra": ("kalgebra",),
+    "grass": ("xterm", "-T", "GRASS GIS", "-fa", "Monospace", "-fs", "11", "-geometry", "100x30+0+0"),
 }
-WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL"}
+WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL", "kalgebra": "KAlgebra", "grass": "GRASS GIS"}
+PLACED = ("kalgebra",)
+"""Apps whose window the environment moves to the screen's top-left corner after start (its place
+otherwise differs between starts), so that reference solutions can click fixed points."""
+GRASS_IMPORTS = ("r.in.ascii", "v.in.ascii")
+"""The modules a task's `map.build` may run (GRASS's own importers, on files the task wrote)."""
+TERMINAL_SIZE = (100, 30)
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
 
 
@@ -71,10 +88,16 @@ class ScienceBoardEnv:
         self.stop_reason = ""
         self.results: list[CheckResult] = []
         self.pymol: Any = None
+        self.grass: GrassLocation | None = None
+        self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
+        self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
+        self._gis_root: Path | None = None
 
     @property
     def root(self) -> Path:
-        return self.workdir / "root"
+        """Where the task's paths live: `<workdir>/root`; for GRASS, a fresh folder under the system's
+        temporary directory that the sandbox's user can reach (GRASS opens only a mapset its user owns)."""
+        return self._gis_root if self._gis_root is not None else self.workdir / "root"
 
     def local(self, path: str) -> Path:
         """Where a task path (/home/user/...) lives on this machine (never outside the task's root)."""
@@ -84,9 +107,13 @@ class ScienceBoardEnv:
             raise UserError(f"{self.task.path}: {e}") from None
 
     def reset(self) -> Observation:
+        self.close()
         for sub in ("root", "home"):
             shutil.rmtree(self.workdir / sub, ignore_errors=True)
             (self.workdir / sub).mkdir(parents=True)
+        if self.app == "grass":
+            self._gis_root = Path(tempfile.mkdtemp(prefix="iclr26-gis-"))
+            os.chmod(self._gis_root, 0o755)
         files = []
         for step in self.task.initialize:
             if step["func"] == "touch":
@@ -94,12 +121,20 @@ class ScienceBoardEnv:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(str(step.get("text", "")), encoding="utf-8")
                 files.append(str(target))
-        argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
+        if self.app == "grass":
+            argv = [*LAUNCH["grass"], "-e", *self._grass_shell()]
+        else:
+            argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
         self.proc = self.desktop.launch(argv, home=self.workdir / "home", log=self.workdir / "app.log")
         try:
             self.desktop.wait_for_window(WINDOW[self.app], timeout_s=60)
+            if self.app in PLACED:
+                assert self.desktop.display is not None
+                screen = self.desktop.display
+                screen.move_window(screen.main_window(WINDOW[self.app]), 0, 0)
         except Exception as e:
             log = (self.workdir / "app.log").read_text(errors="replace")[-400:]
+            self.close()
             raise UserError(f"{self.app} did not open a window ({e}); its log ends: {log!r}") from None
         time.sleep(self.settle_s)
         if self.app == "pymol":
@@ -108,12 +143,63 @@ class ScienceBoardEnv:
             self.pymol = PymolSession()
         return self._observe(f"Task: {self.task.instruction}\n")
 
+    def _grass_shell(self) -> list[str]:
+        """Build the task's location (its `map` step), start `grass <mapset>` in the sandbox's tmux
+        pane, and return the argv that attaches a terminal window to that pane."""
+        from iclr26.agents.sandbox import Sandbox
+        from iclr26.agents.terminal import TerminalSession
+
+        steps = [s for s in self.task.initialize if s["func"] == "map"]
+        if not steps:
+            raise UserError(f"{self.task.path}: a GRASS task needs a `map` set-up step (the location to open)")
+        step = steps[-1]
+        for key in ("grassdb", "location", "mapset"):
+            if not isinstance(step.get(key), str) or not step[key]:
+                raise UserError(f"{self.task.path}: the `map` step needs {key!r} (a non-empty string)")
+        location = self.local(f"{step['grassdb']}/{step['location']}")
+        if "build" in step:
+            self._build_location(location, step["build"])
+        mapset = location / step["mapset"]
+        if not (mapset / "WIND").is_file():
+            raise UserError(f"{self.task.path}: GRASS mapset {step['location']}/{step['mapset']} does not exist")
+        self.sandbox = Sandbox(self.root).open()  # hands the task's folder to the sandbox's user
+        width, height = TERMINAL_SIZE
+        self.terminal = TerminalSession.in_sandbox(
+            self.sandbox, command=["grass", str(mapset)], width=width, height=height
+        ).start()
+        self.grass = GrassLocation(mapset, force=True, sandbox=self.sandbox)
+        return ["tmux", "-S", str(self.terminal.socket), "attach", "-t", "main"]
+
+    def _build_location(self, location: Path, build: dict[str, Any]) -> None:
+        """Create a location (EPSG code `build["epsg"]`) and run its imports (`build["import"]`:
+        [{module, input, output, ...}], modules from GRASS_IMPORTS only, inputs under the task's root)."""
+        epsg = build.get("epsg", 4326)
+        if not isinstance(epsg, int) or isinstance(epsg, bool):
+            raise UserError(f"{self.task.path}: map.build.epsg must be an integer EPSG code, got {epsg!r}")
+        grass = GrassLocation.create(location, epsg=epsg)
+        for spec in build.get("import", []):
+            spec = dict(spec)
+            module = spec.pop("module", None)
+            if module not in GRASS_IMPORTS:
+                raise UserError(f"{self.task.path}: map.build may run {GRASS_IMPORTS}, not {module!r}")
+            spec["input"] = str(self.local(str(spec.get("input", ""))))
+            try:
+                grass.run(module, **spec)
+            except ProbeError as e:
+                raise UserError(f"{self.task.path}: building the location failed: {e}") from None
+        region = build.get("region")
+        if region:
+            grass.run("g.region", **dict(region))
+
     def _observe(self, head: str = "") -> Observation:
         text, image = head, None
         if "a11y_tree" in self.observation:
             text += "The accessibility tree of the screen:\n" + self.desktop.a11y_tree(
                 max_chars=self.a11y_chars
             )
+            if self.terminal is not None:
+                screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
+                text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
         if "screenshot" in self.observation:
             assert self.desktop.display is not None
             image = self.desktop.display.screenshot()
@@ -140,10 +226,27 @@ class ScienceBoardEnv:
 
     def evaluate(self, answer: str | None) -> bool:
         stop = STOPS.get(self.stop_reason, "TIMEOUT")
-        ok, self.results = evaluate(self.task, LocalProbe(self.root, pymol=self.pymol), stop, answer or "")
+        variables = None
+        if self.app == "kalgebra":
+            try:
+                variables = kalgebra_variables(self.desktop.nodes())
+            except (ProbeError, UserError):
+                variables = None  # the var/val checks then fail, naming the missing panel
+        probe = LocalProbe(self.root, grass=self.grass, kalgebra_vars=variables, pymol=self.pymol)
+        ok, self.results = evaluate(self.task, probe, stop, answer or "")
         return ok
 
     def close(self) -> None:
         if self.proc is not None:
             stop_group(self.proc, grace=10.0)  # the app and anything it started
         self.proc = None
+        if self.terminal is not None:
+            self.terminal.close()  # the tmux server and the sandboxed GRASS shell
+            self.terminal = None
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+        if self._gis_root is not None:
+            shutil.rmtree(self._gis_root, ignore_errors=True)
+            self._gis_root = None
+        self.grass = self.pymol = None

@@ -3,7 +3,7 @@
 ScienceBoard's agents answer with ```` ```python ```` blocks of pyautogui calls (and `time.sleep`).
 The authors run that code in their VM; here the block is parsed with `ast` and only these calls
 are accepted, with literal arguments: `click`, `doubleClick`, `rightClick`, `moveTo`, `write` /
-`typewrite`, `press`, `hotkey`, `scroll`, and `time.sleep`. `import pyautogui` / `import time`
+`typewrite`, `press`, `hotkey`, `scroll`, and `time.sleep` (or `pyautogui.sleep`). `import pyautogui` / `import time`
 lines are allowed and ignored. Anything else (another module, a variable, a loop, a string built
 at run time) raises `InvalidAction` naming it, and the agent sees that message as its observation.
 """
@@ -80,7 +80,7 @@ def _call(node: ast.Call) -> list[GuiAction]:
     name = f"{f.value.id}.{f.attr}"
     args = [_literal(a, f"{name}'s argument") for a in node.args]
     kw = {k.arg: _literal(k.value, f"{name}'s {k.arg}") for k in node.keywords if k.arg}
-    if name == "time.sleep":
+    if name in ("time.sleep", "pyautogui.sleep"):
         seconds = float(args[0] if args else kw.get("secs", 0))
         return [GuiAction("sleep", seconds=min(max(seconds, 0.0), MAX_SLEEP_S))]
     if name in ("pyautogui.click", "pyautogui.doubleClick", "pyautogui.rightClick", "pyautogui.moveTo"):

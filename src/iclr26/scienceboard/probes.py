@@ -3,7 +3,11 @@ modified builds.
 
 - GRASS GIS: `GrassLocation` runs modules with `grass <mapset> --exec` (the same command line the
   GUI's console runs): `region()` is `g.region -g`, `run(module, **kwargs)` any module, its stdout
-  parsed as JSON when it is (`v.db.select format=json`);
+  parsed as JSON when it is (`v.db.select format=json`) and as a dict when it is `key=value` lines
+  (the `-g` output of `r.univar`, `r.info`, `g.region`). GRASS refuses a mapset its user does not
+  own, so a location that the agent's sandbox owns is probed through that sandbox;
+- KAlgebra: `kalgebra_variables` reads the Variables panel (name and value cells) from the
+  accessibility tree;
 - PyMOL (standing in for ChimeraX): `PymolSession` talks to the running app's XML-RPC server
   (`pymol -R`): object names, and atom counts of any selection (`color red and chain A`,
   `rep sticks`, `resn HOH`), which is how the checks read colours, representations and edits;
@@ -23,10 +27,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
+
+if TYPE_CHECKING:
+    from iclr26.agents.sandbox import Sandbox
+    from iclr26.scienceboard.desktop import Node
 
 
 class ProbeError(UserError):
@@ -42,9 +50,13 @@ class Output:
     stderr: str
 
 
-def _run(cmd: list[str], *, timeout_s: float, cwd: Path | None = None) -> Output:
+def _run(
+    cmd: list[str], *, timeout_s: float, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Output:
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd, check=False)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd, env=env, check=False
+        )
     except subprocess.TimeoutExpired:
         raise ProbeError(f"`{' '.join(cmd[:4])} ...` did not finish in {timeout_s:g} s") from None
     return Output(done.returncode, done.stdout, done.stderr)
@@ -53,13 +65,21 @@ def _run(cmd: list[str], *, timeout_s: float, cwd: Path | None = None) -> Output
 class GrassLocation:
     """A GRASS GIS mapset on disk, probed and changed through `grass --exec`."""
 
-    def __init__(self, mapset: str | Path, *, timeout_s: float = 60.0, force: bool = False) -> None:
+    def __init__(
+        self,
+        mapset: str | Path,
+        *,
+        timeout_s: float = 60.0,
+        force: bool = False,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         require("grass-core")
         self.mapset = Path(mapset)
         if not (self.mapset / "WIND").is_file():
             raise ProbeError(f"{self.mapset} is not a GRASS mapset (it has no WIND file)")
         self.timeout_s = timeout_s
-        self.force = force  # `grass -f`: clear the lock an app left behind (only once it has stopped)
+        self.force = force  # `grass -f`: ignore the lock of a running GRASS session (reads only)
+        self.sandbox = sandbox  # run as the sandbox's user, who owns the mapset
 
     @classmethod
     def create(cls, location: str | Path, *, epsg: int = 4326) -> GrassLocation:
@@ -75,36 +95,74 @@ class GrassLocation:
         return cls(location / "PERMANENT")
 
     def run(self, module: str, *flags: str, **kwargs: Any) -> Any:
-        """Run a GRASS module (`run("v.db.select", map="sites", format="json")`); its stdout, as JSON
-        when it parses, else as text. A failing module raises `ProbeError` with its message."""
+        """Run a GRASS module (`run("v.db.select", map="sites", format="json")`); its stdout through
+        `parse_output`. Flags come as arguments or, as in the task files (grass.script's style), as
+        `flags="g"`. A failing module raises `ProbeError` with its message."""
         if not module.replace(".", "").replace("_", "").isalnum() or "." not in module:
             raise ProbeError(f"{module!r} is not a GRASS module name (like v.db.select)")
-        args = [*(f"-{f.lstrip('-')}" for f in flags), *(f"{k}={v}" for k, v in kwargs.items())]
+        letters = [*(f.lstrip("-") for f in flags), *str(kwargs.pop("flags", ""))]
+        if not all(f.isalnum() for f in letters):
+            raise ProbeError(f"GRASS flags are letters or digits, got {letters!r}")
+        args = [*(f"-{f}" for f in letters), *(f"{k}={v}" for k, v in kwargs.items())]
         force = ["-f"] if self.force else []
-        out = _run(["grass", *force, str(self.mapset), "--exec", module, *args], timeout_s=self.timeout_s)
+        cmd = ["grass", *force, str(self.mapset), "--exec", module, *args]
+        if self.sandbox is None:
+            out = _run(cmd, timeout_s=self.timeout_s)
+        else:
+            out = _run(
+                self.sandbox.command_line(cmd),
+                timeout_s=self.timeout_s,
+                cwd=self.sandbox.workdir,
+                env=self.sandbox.env,
+            )
         if out.returncode != 0:
             raise ProbeError(f"{module} {' '.join(args)} failed: {_tail(out.stderr)}")
-        try:
-            return json.loads(out.stdout)
-        except json.JSONDecodeError:
-            return out.stdout
+        return parse_output(out.stdout)
 
     def region(self) -> dict[str, float | str]:
         """The computational region (`g.region -g`): n, s, e, w, nsres, ewres, rows, cols, cells..."""
-        text = self.run("g.region", "g")
-        out: dict[str, float | str] = {}
-        for line in str(text).splitlines():
-            key, sep, value = line.partition("=")
-            if sep:
-                try:
-                    out[key.strip()] = float(value)
-                except ValueError:
-                    out[key.strip()] = value.strip()
+        out = self.run("g.region", "g")
+        if not isinstance(out, dict):
+            raise ProbeError(f"g.region -g printed no key=value lines: {str(out)[:200]!r}")
         return out
 
     def dump(self) -> dict[str, Any]:
         """The part of the authors' GUI dump that the stock GRASS exposes: the region."""
         return {"region": self.region()}
+
+
+def parse_output(text: str) -> Any:
+    """A module's stdout: JSON when it parses; a dict when every line is `key=value` (numbers as
+    floats); else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not all("=" in ln for ln in lines):
+        return text
+    out: dict[str, float | str] = {}
+    for line in lines:
+        key, _, value = line.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def kalgebra_variables(nodes: list[Node]) -> dict[str, str]:
+    """KAlgebra's variables as shown in its Variables panel: the table under the visible column
+    headers "Name" and "Value", rows matched by their screen row (`Desktop.nodes()`)."""
+    kalgebra = [n for n in nodes if n.app == "kalgebra" and n.box is not None and n.box[3] > 0]
+    heads = {n.name: n.box for n in kalgebra if n.role == "table column header"}
+    if "Name" not in heads or "Value" not in heads:
+        raise ProbeError("KAlgebra's Variables panel is not in the accessibility tree (is it open?)")
+    name_x, value_x = heads["Name"][0], heads["Value"][0]  # type: ignore[index]
+    cells = [n for n in kalgebra if n.role == "table cell"]
+    names = {n.box[1]: n.name for n in cells if n.box[0] == name_x}  # type: ignore[index]
+    values = {n.box[1]: n.name for n in cells if n.box[0] == value_x}  # type: ignore[index]
+    return {names[y]: values[y] for y in names if y in values}
 
 
 class PymolSession:

@@ -8,7 +8,8 @@ task set is valid only when the oracle passes every task and the null agent none
 (`iclr26.agents.check_suite`), which `benchmarks/scienceboard/suite_check.py` verifies on the real
 apps.
 
-So far: documents (TeXstudio) and biochemistry (PyMOL, in ChimeraX's place).
+Four domains: documents (TeXstudio), biochemistry (PyMOL, in ChimeraX's place), algebra (KAlgebra)
+and geoinformatics (GRASS GIS's shell, on a location built from data written here).
 """
 
 from __future__ import annotations
@@ -218,9 +219,183 @@ def pymol_tasks() -> list[BuiltTask]:
     ]  # fmt: skip
 
 
+def _kalgebra_input(*expressions: str) -> str:
+    """KAlgebra (its window placed at the top-left): click the calculator's input line, then enter
+    each expression."""
+    lines = "".join(f"pyautogui.write('{e}')\npyautogui.press('enter')\n" for e in expressions)
+    return f"```python\npyautogui.click(320, 450)\n{lines}```"
+
+
+def _kalgebra(
+    task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
+) -> BuiltTask:
+    spec = {
+        "type": "KAlgebra",
+        "sort": "VM",
+        "steps": 6,
+        "version": "0.1",
+        "instruction": instruction,
+        "initialize": [{"func": "launch", "command": "kalgebra"}],
+        "evaluate": evaluate,
+    }
+    return BuiltTask(task_id, kind, spec, tuple(oracle))
+
+
+def _val(key: str, value: float) -> dict[str, Any]:
+    return {"type": "val", "key": key, "value": value}
+
+
+def kalgebra_tasks() -> list[BuiltTask]:
+    """The algebra domain: KAlgebra's calculator, its variables read from the Variables panel."""
+    return [
+        _kalgebra("kalgebra-direct-define", "direct", "In KAlgebra, define the variable `a` with the value 42.",
+                  [_val("a", 42)], [_kalgebra_input("a := 42"), "DONE"]),
+        _kalgebra("kalgebra-direct-power", "direct", "In KAlgebra, store 2 to the power 16 in the variable `n`.",
+                  [_val("n", 65536)], [_kalgebra_input("n := 2^16"), "DONE"]),
+        _kalgebra("kalgebra-basic-sum", "basic",
+                  "In KAlgebra, store the sum of the integers from 1 to 100 in the variable `s`.",
+                  [_val("s", 5050)], [_kalgebra_input("s := sum(k : k=1..100)"), "DONE"]),
+        _kalgebra("kalgebra-basic-function", "basic",
+                  "In KAlgebra, define the function f(x) = x^2 + 1 as the variable `f`.",
+                  [{"type": "var", "key": "f", "value": "x->x^2+1"}], [_kalgebra_input("f := x->x^2+1"), "DONE"]),
+        _kalgebra("kalgebra-knowledge-light", "knowledge",
+                  "In KAlgebra, store the speed of light in vacuum, in metres per second, in the variable `c`.",
+                  [_val("c", 299792458)], [_kalgebra_input("c := 299792458"), "DONE"]),
+        _kalgebra("kalgebra-knowledge-day", "knowledge",
+                  "In KAlgebra, store the number of seconds in one day in the variable `d`.",
+                  [_val("d", 86400)], [_kalgebra_input("d := 24*60*60"), "DONE"]),
+        _kalgebra("kalgebra-reasoning-factorial", "reasoning",
+                  "Use KAlgebra to compute 10 factorial. Answer with ANSWER: <number>.",
+                  [{"type": "stop", "value": "ANS", "args": ["3628800"]}],
+                  [_kalgebra_input("factorial(10)"), "ANSWER: 3628800"]),
+        _kalgebra("kalgebra-infeasible-mathematica", "infeasible",
+                  "In KAlgebra, export this session as a Mathematica notebook.",
+                  [{"type": "stop", "value": "FAIL"}], ["FAIL"]),
+    ]  # fmt: skip
+
+
+# The GIS data, written here: a 100 m elevation grid (UTM zone 33N) and eight wells with depths.
+GIS_DB, GIS_LOCATION = "/home/user/grassdata", "demo"
+ELEV_PATH, WELLS_PATH = "/home/user/gis/elevation.asc", "/home/user/gis/wells.txt"
+ELEV_ROWS, ELEV_COLS, ELEV_RES = 8, 10, 100
+ELEV_NORTH, ELEV_WEST = 5_000_800, 500_000
+WELLS = (
+    (1, 500_150, 5_000_150, 120.5, "Alder"),
+    (2, 500_350, 5_000_250, 80.0, "Birch"),
+    (3, 500_550, 5_000_650, 145.0, "Cedar"),
+    (4, 500_750, 5_000_450, 60.5, "Dogwood"),
+    (5, 500_250, 5_000_550, 101.0, "Elm"),
+    (6, 500_850, 5_000_150, 99.5, "Fir"),
+    (7, 500_450, 5_000_750, 210.0, "Gum"),
+    (8, 500_950, 5_000_350, 40.0, "Hazel"),
+)
+
+
+def elevation(row: int, col: int) -> int:
+    """The elevation grid's cell (metres): a slope rising east and south, and one hill."""
+    return 200 + 15 * col + 10 * row + (60 if (row, col) == (2, 7) else 0)
+
+
+def elevation_ascii() -> str:
+    """The grid in GRASS's ASCII raster format (r.in.ascii)."""
+    head = (
+        f"north: {ELEV_NORTH}\nsouth: {ELEV_NORTH - ELEV_ROWS * ELEV_RES}\n"
+        f"east: {ELEV_WEST + ELEV_COLS * ELEV_RES}\nwest: {ELEV_WEST}\nrows: {ELEV_ROWS}\ncols: {ELEV_COLS}\n"
+    )
+    rows = (" ".join(str(elevation(r, c)) for c in range(ELEV_COLS)) for r in range(ELEV_ROWS))
+    return head + "\n".join(rows) + "\n"
+
+
+def _grass_commands(*commands: str) -> str:
+    """GRASS's shell in the terminal window: click into it, type each command and Enter, wait a moment."""
+    lines = "".join(f"pyautogui.write({c!r})\npyautogui.press('enter')\npyautogui.sleep(1)\n" for c in commands)
+    return f"```python\npyautogui.click(400, 300)\n{lines}```"
+
+
+def _grass(
+    task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
+) -> BuiltTask:
+    wells = "".join(f"{x}|{y}|{cat}|{depth}|{name}\n" for cat, x, y, depth, name in WELLS)
+    build = {
+        "epsg": 32633,
+        "import": [
+            {"module": "r.in.ascii", "input": ELEV_PATH, "output": "elevation"},
+            {"module": "v.in.ascii", "input": WELLS_PATH, "output": "wells", "x": 1, "y": 2, "cat": 3,
+             "columns": "x double precision, y double precision, cat integer, depth double precision, "
+                        "name varchar(20)"},
+        ],
+        "region": {"raster": "elevation"},
+    }  # fmt: skip
+    spec = {
+        "type": "GrassGIS",
+        "sort": "VM",
+        "steps": 8,
+        "version": "0.1",
+        "instruction": instruction,
+        "initialize": [
+            {"func": "touch", "path": ELEV_PATH, "text": elevation_ascii()},
+            {"func": "touch", "path": WELLS_PATH, "text": wells},
+            {"func": "map", "grassdb": GIS_DB, "location": GIS_LOCATION, "mapset": "PERMANENT", "build": build},
+        ],
+        "evaluate": evaluate,
+    }
+    return BuiltTask(task_id, kind, spec, tuple(oracle))
+
+
+def _region(key: str, value: float) -> dict[str, Any]:
+    return {"type": "info", "key": f"lambda dump: dump['region']['{key}']", "value": value}
+
+
+def _univar(raster: str, stat: str, value: float, tol: float = 1e-6) -> dict[str, Any]:
+    return {"type": "db", "cmd": "r.univar", "kwargs": {"map": raster, "flags": "g"},
+            "key": f"lambda out: out['{stat}']", "value": value,
+            "pred": f"lambda key, value: abs(key - value) < {tol!r}"}  # fmt: skip
+
+
+def grass_tasks() -> list[BuiltTask]:
+    """The geoinformatics domain: GRASS GIS's shell on the elevation grid and the wells."""
+    peak = max(elevation(r, c) for r in range(ELEV_ROWS) for c in range(ELEV_COLS))
+    low = min(elevation(r, c) for r in range(ELEV_ROWS) for c in range(ELEV_COLS))
+    deep = sum(1 for w in WELLS if w[3] > 100)
+    return [
+        _grass("grass-direct-resolution", "direct",
+               "In GRASS GIS, set the computational region's resolution to 50 metres.",
+               [_region("nsres", 50), _region("ewres", 50)], [_grass_commands("g.region res=50"), "DONE"]),
+        _grass("grass-direct-north", "direct",
+               "In GRASS GIS, move the computational region's north edge to 5000500 (keep the other edges).",
+               [_region("n", 5_000_500), _region("s", ELEV_NORTH - ELEV_ROWS * ELEV_RES)],
+               [_grass_commands("g.region n=5000500"), "DONE"]),
+        _grass("grass-basic-double", "basic",
+               "In GRASS GIS, create a raster map `double_elev` whose cells are twice those of `elevation`.",
+               [_univar("double_elev", "max", 2 * peak), _univar("double_elev", "min", 2 * low)],
+               [_grass_commands('r.mapcalc "double_elev = 2 * elevation"'), "DONE"]),
+        _grass("grass-basic-rename", "basic", "In GRASS GIS, rename the vector map `wells` to `boreholes`.",
+               [{"type": "db", "cmd": "v.db.select", "kwargs": {"map": "boreholes", "format": "json"},
+                 "key": "lambda out: len(out['records'])", "value": len(WELLS)}],
+               [_grass_commands("g.rename vector=wells,boreholes"), "DONE"]),
+        _grass("grass-knowledge-feet", "knowledge",
+               "In GRASS GIS, create a raster map `elev_ft` with the elevation converted from metres to feet "
+               "(international feet).",
+               [_univar("elev_ft", "max", peak / 0.3048, tol=0.01)],
+               [_grass_commands(f'r.mapcalc "elev_ft = elevation * {1 / 0.3048!r}"'), "DONE"]),
+        _grass("grass-reasoning-peak", "reasoning",
+               "What is the highest elevation, in metres, in the raster map `elevation`? Answer with "
+               "ANSWER: <number>.",
+               [{"type": "stop", "value": "ANS", "args": [str(peak)]}],
+               [_grass_commands("r.univar map=elevation"), f"ANSWER: {peak}"]),
+        _grass("grass-reasoning-deep-wells", "reasoning",
+               "How many wells in the vector map `wells` are deeper than 100 metres? Answer with ANSWER: <number>.",
+               [{"type": "stop", "value": "ANS", "args": [str(deep)]}],
+               [_grass_commands('v.db.select map=wells where="depth > 100"'), f"ANSWER: {deep}"]),
+        _grass("grass-infeasible-satellite", "infeasible",
+               "In GRASS GIS, download today's Sentinel-2 image of this area.",
+               [{"type": "stop", "value": "FAIL"}], ["FAIL"]),
+    ]  # fmt: skip
+
+
 def built_tasks() -> list[BuiltTask]:
     """Every built-here task, in a fixed order."""
-    return texstudio_tasks() + pymol_tasks()
+    return texstudio_tasks() + pymol_tasks() + kalgebra_tasks() + grass_tasks()
 
 
 def write_suite(root: str | Path, tasks: list[BuiltTask] | None = None) -> Path:

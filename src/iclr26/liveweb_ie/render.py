@@ -165,17 +165,8 @@ def draw_marks(
     region: Region, marks: list[Mark] | None = None, *, highlight: set[int] = frozenset()
 ) -> Image.Image:
     """The region's screenshot with a numbered box on each mark (set-of-mark); `highlight` in red."""
-    from PIL import ImageDraw
+    from iclr26.agents.marks import draw_boxes
 
-    img = region.image.copy()
-    draw = ImageDraw.Draw(img)
-    for m in region.marks if marks is None else marks:
-        x, y, w, h = m.box
-        y -= region.top
-        colour = (220, 30, 30) if m.mark_id in highlight else (30, 90, 220)
-        draw.rectangle((x, y, x + w, y + h), outline=colour, width=3 if m.mark_id in highlight else 2)
-        label = str(m.mark_id)
-        top = y - 14 if y >= 14 else y  # above the box, so the element's first letters stay readable
-        draw.rectangle((x, top, x + 7 * len(label) + 6, top + 14), fill=colour)
-        draw.text((x + 3, top + 1), label, fill=(255, 255, 255))
-    return img
+    shown = region.marks if marks is None else marks
+    boxes = [(str(m.mark_id), m.box) for m in shown]
+    return draw_boxes(region.image, boxes, highlight={str(i) for i in highlight}, offset_y=region.top)

@@ -102,6 +102,22 @@ class Node:
         return f"{self.role}\t{self.name}\t{clean}\t({x}, {y})\t({w}, {h})"
 
 
+def linearise(nodes: list[Node], *, max_chars: int = 8000, tagged: bool = False) -> str:
+    """Nodes as the paper's agents read them: a header, then one tab-separated line per node (with
+    its set-of-mark tag first when `tagged`: tag_1, tag_2, ...), cut at `max_chars` with `[...]`."""
+    header = "role\tname\ttext\tposition (x, y)\tsize (w, h)"
+    lines = ["tag\t" + header if tagged else header]
+    n = len(lines[0])
+    for i, node in enumerate(nodes, 1):
+        line = f"tag_{i}\t{node.line()}" if tagged else node.line()
+        if n + len(line) + 1 > max_chars:
+            lines.append("[...]")
+            break
+        lines.append(line)
+        n += len(line) + 1
+    return "\n".join(lines)
+
+
 class Desktop:
     """An Xvfb screen with a D-Bus session, the accessibility bus and openbox; apps launched on it."""
 
@@ -230,11 +246,9 @@ class Desktop:
             )
         return out
 
-    def a11y_tree(self, *, max_chars: int = 8000, app: str | None = None) -> str:
-        """The linearised tree: a header, then one line per visible node with content and a kept role,
-        cut at `max_chars` with a `[...]` line (the paper cuts at a token budget)."""
-        lines = ["role\tname\ttext\tposition (x, y)\tsize (w, h)"]
-        n = len(lines[0])
+    def kept_nodes(self, *, app: str | None = None) -> list[Node]:
+        """The nodes an agent is shown: visible, on screen, with content and a kept role."""
+        out = []
         for node in self.nodes():
             if app is not None and node.app != app:
                 continue
@@ -248,13 +262,13 @@ class Desktop:
                 node.box[2] <= 0 or node.box[3] <= 0 or node.box[0] < 0 or node.box[1] < 0
             ):
                 continue
-            line = node.line()
-            if n + len(line) + 1 > max_chars:
-                lines.append("[...]")
-                break
-            lines.append(line)
-            n += len(line) + 1
-        return "\n".join(lines)
+            out.append(node)
+        return out
+
+    def a11y_tree(self, *, max_chars: int = 8000, app: str | None = None) -> str:
+        """The linearised tree: a header, then one line per kept node, cut at `max_chars` with a
+        `[...]` line (the paper cuts at a token budget)."""
+        return linearise(self.kept_nodes(app=app), max_chars=max_chars)
 
     def close(self) -> None:
         """Stop the apps, openbox, the buses and Xvfb."""

@@ -8,9 +8,11 @@ sandbox (`iclr26.agents.Sandbox`, no network, an unprivileged user, only the tas
 writable) inside a tmux pane, shown on the desktop by an xterm attached to that pane; xterm has no
 accessibility tree, so the observation carries the pane's text instead (as a VTE terminal's
 accessible text would). A task's `map` step may carry `build`: the location is then created and
-filled by GRASS's own import modules (`r.in.ascii`, `v.in.ascii`) from files the task wrote. `step` carries out one action:
-a pyautogui block (parsed, never executed: `gui_actions`) or WAIT. The observation is the
-accessibility tree (`a11y_tree`), the screenshot (`screenshot`) or both. `evaluate` runs the
+filled by GRASS's own import modules (`r.in.ascii`, `v.in.ascii`) from files the task wrote.
+
+`step` carries out one action: a pyautogui block (parsed, never executed: `gui_actions`) or WAIT.
+The observation is one of the paper's settings (`config.OBSERVATIONS`), always after the task's
+instruction. `evaluate` runs the
 task's checks against the app's final state and how the episode ended. `close` stops the app; the
 next task's `reset` starts from empty folders, so nothing carries over.
 """
@@ -30,12 +32,12 @@ from iclr26.agents.actions import Action, ActionParser, InvalidAction
 from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
+from iclr26.scienceboard.config import OBSERVATIONS
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.probes import GrassLocation, ProbeError, kalgebra_variables
 from iclr26.scienceboard.task import TaskFile, map_task
 
-OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree")
 GUI_PARSER = ActionParser(code_languages=("python", "py", ""), controls=("DONE", "FAIL", "WAIT", "ANSWER"))
 """The action format: one ```python block of pyautogui calls, or DONE, FAIL, WAIT, ANSWER: <words>."""
 
@@ -53,6 +55,11 @@ GRASS_IMPORTS = ("r.in.ascii", "v.in.ascii")
 """The modules a task's `map.build` may run (GRASS's own importers, on files the task wrote)."""
 TERMINAL_SIZE = (100, 30)
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
+
+
+def _centre(box: tuple[int, int, int, int]) -> tuple[int, int]:
+    x, y, w, h = box
+    return x + w // 2, y + h // 2
 
 
 class ScienceBoardEnv:
@@ -76,6 +83,11 @@ class ScienceBoardEnv:
             raise UserError(f"{task.path}: the environment cannot launch {mapping.app} yet")
         if observation not in OBSERVATIONS:
             raise UserError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        if observation == "textual" and mapping.app != "grass":
+            raise UserError(
+                f"{task.path}: the textual observation is a terminal's text; {mapping.app} has no terminal "
+                "(use a11y_tree, screenshot, screenshot_a11y_tree or set_of_marks)"
+            )
         self.task, self.desktop, self.app = task, desktop, mapping.app
         self.workdir = Path(workdir)
         self.observation, self.a11y_chars, self.pause_s, self.settle_s = (
@@ -92,6 +104,7 @@ class ScienceBoardEnv:
         self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
         self._gis_root: Path | None = None
+        self.tags: dict[str, tuple[int, int]] = {}  # set-of-mark tags of the last observation
 
     @property
     def root(self) -> Path:
@@ -141,7 +154,7 @@ class ScienceBoardEnv:
             from iclr26.scienceboard.probes import PymolSession
 
             self.pymol = PymolSession()
-        return self._observe(f"Task: {self.task.instruction}\n")
+        return self._observe()
 
     def _grass_shell(self) -> list[str]:
         """Build the task's location (its `map` step), start `grass <mapset>` in the sandbox's tmux
@@ -151,7 +164,9 @@ class ScienceBoardEnv:
 
         steps = [s for s in self.task.initialize if s["func"] == "map"]
         if not steps:
-            raise UserError(f"{self.task.path}: a GRASS task needs a `map` set-up step (the location to open)")
+            raise UserError(
+                f"{self.task.path}: a GRASS task needs a `map` set-up step (the location to open)"
+            )
         step = steps[-1]
         for key in ("grassdb", "location", "mapset"):
             if not isinstance(step.get(key), str) or not step[key]:
@@ -161,7 +176,9 @@ class ScienceBoardEnv:
             self._build_location(location, step["build"])
         mapset = location / step["mapset"]
         if not (mapset / "WIND").is_file():
-            raise UserError(f"{self.task.path}: GRASS mapset {step['location']}/{step['mapset']} does not exist")
+            raise UserError(
+                f"{self.task.path}: GRASS mapset {step['location']}/{step['mapset']} does not exist"
+            )
         self.sandbox = Sandbox(self.root).open()  # hands the task's folder to the sandbox's user
         width, height = TERMINAL_SIZE
         self.terminal = TerminalSession.in_sandbox(
@@ -192,18 +209,38 @@ class ScienceBoardEnv:
             grass.run("g.region", **dict(region))
 
     def _observe(self, head: str = "") -> Observation:
-        text, image = head, None
-        if "a11y_tree" in self.observation:
+        """The observation in the configured mode, after the task's instruction (repeated each turn:
+        the agent keeps only the last 3 turns)."""
+        text, image = f"Task: {self.task.instruction}\n{head}", None
+        mode = self.observation
+        if mode in ("a11y_tree", "screenshot_a11y_tree"):
             text += "The accessibility tree of the screen:\n" + self.desktop.a11y_tree(
                 max_chars=self.a11y_chars
             )
-            if self.terminal is not None:
-                screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
-                text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
-        if "screenshot" in self.observation:
+        if mode == "set_of_marks":
+            from iclr26.agents.marks import draw_boxes
+            from iclr26.scienceboard.desktop import linearise
+
+            nodes = [n for n in self.desktop.kept_nodes() if n.box is not None]
+            tree = linearise(nodes, max_chars=self.a11y_chars, tagged=True)
+            shown = nodes[: tree.count("\ntag_")]
+            self.tags = {f"tag_{i}": _centre(n.box) for i, n in enumerate(shown, 1)}  # type: ignore[arg-type]
+            assert self.desktop.display is not None
+            boxes = [(str(i), n.box) for i, n in enumerate(shown, 1)]
+            image = draw_boxes(self.desktop.display.screenshot(), boxes)  # type: ignore[arg-type]
+            text += "The tagged elements of the screenshot (tag_N is the box numbered N):\n" + tree
+        if self.terminal is not None and mode in (
+            "a11y_tree",
+            "screenshot_a11y_tree",
+            "set_of_marks",
+            "textual",
+        ):
+            screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
+            text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
+        if mode in ("screenshot", "screenshot_a11y_tree"):
             assert self.desktop.display is not None
             image = self.desktop.display.screenshot()
-        return Observation(text or "(the screenshot)", image=image)
+        return Observation(text, image=image)
 
     def step(self, action: Action) -> StepOutcome:
         if action.kind == "wait":
@@ -214,7 +251,9 @@ class ScienceBoardEnv:
             time.sleep(min(max(seconds, 0.0), 10.0))
         elif action.kind == "code":
             assert self.desktop.display is not None
-            perform(parse_pyautogui(str(action.content)), self.desktop.display, pause_s=self.pause_s)
+            perform(
+                parse_pyautogui(str(action.content), self.tags), self.desktop.display, pause_s=self.pause_s
+            )
         else:
             raise InvalidAction(
                 f"{action.kind} is not an action here: send a ```python block of pyautogui calls"

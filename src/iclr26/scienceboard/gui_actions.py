@@ -3,15 +3,18 @@
 ScienceBoard's agents answer with ```` ```python ```` blocks of pyautogui calls (and `time.sleep`).
 The authors run that code in their VM; here the block is parsed with `ast` and only these calls
 are accepted, with literal arguments: `click`, `doubleClick`, `rightClick`, `moveTo`, `write` /
-`typewrite`, `press`, `hotkey`, `scroll`, and `time.sleep` (or `pyautogui.sleep`). `import pyautogui` / `import time`
-lines are allowed and ignored. Anything else (another module, a variable, a loop, a string built
-at run time) raises `InvalidAction` naming it, and the agent sees that message as its observation.
+`typewrite`, `press`, `hotkey`, `scroll`, and `time.sleep` (or `pyautogui.sleep`).
+`import pyautogui` / `import time` lines are allowed and ignored. With set-of-mark observations a
+point may be a tag, as in the paper's prompt: `pyautogui.click(tag_3)` clicks the centre of the
+element numbered 3. Anything else (another module, a variable, a loop, a string built at run time)
+raises `InvalidAction` naming it, and the agent sees that message as its observation.
 """
 
 from __future__ import annotations
 
 import ast
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +72,22 @@ def _int(value: Any, what: str) -> int:
     return round(value)
 
 
-def _call(node: ast.Call) -> list[GuiAction]:
+def _point(node: ast.Call, name: str, tags: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
+    """The (x, y) a click or move names: two numbers, x=/y= keywords, or one set-of-mark tag."""
+    first = node.args[0] if node.args else None
+    if isinstance(first, ast.Name) and first.id.startswith("tag_"):
+        if first.id not in tags:
+            known = f"tags are tag_1 .. tag_{len(tags)}" if tags else "this observation has no tags"
+            raise InvalidAction(f"{name}: unknown point {first.id!r} ({known})")
+        return tags[first.id]
+    args = [_literal(a, f"{name}'s argument") for a in node.args]
+    kw = {k.arg: _literal(k.value, f"{name}'s {k.arg}") for k in node.keywords if k.arg in ("x", "y")}
+    if len(args) < 2 and not {"x", "y"} <= set(kw):
+        raise InvalidAction(f"{name} needs x and y (screen pixels)")
+    return _int(args[0] if args else kw["x"], "x"), _int(args[1] if len(args) > 1 else kw["y"], "y")
+
+
+def _call(node: ast.Call, tags: Mapping[str, tuple[int, int]]) -> list[GuiAction]:
     f = node.func
     if not (
         isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("pyautogui", "time")
@@ -78,16 +96,16 @@ def _call(node: ast.Call) -> list[GuiAction]:
             f"only pyautogui.* and time.sleep calls are allowed, got `{ast.unparse(node.func)}`"
         )
     name = f"{f.value.id}.{f.attr}"
+    point = ("pyautogui.click", "pyautogui.doubleClick", "pyautogui.rightClick", "pyautogui.moveTo")
+    if name in point:
+        x, y = _point(node, name, tags)
+        node = ast.Call(node.func, [], [k for k in node.keywords if k.arg not in ("x", "y")])
     args = [_literal(a, f"{name}'s argument") for a in node.args]
     kw = {k.arg: _literal(k.value, f"{name}'s {k.arg}") for k in node.keywords if k.arg}
     if name in ("time.sleep", "pyautogui.sleep"):
         seconds = float(args[0] if args else kw.get("secs", 0))
         return [GuiAction("sleep", seconds=min(max(seconds, 0.0), MAX_SLEEP_S))]
-    if name in ("pyautogui.click", "pyautogui.doubleClick", "pyautogui.rightClick", "pyautogui.moveTo"):
-        if len(args) < 2 and not {"x", "y"} <= set(kw):
-            raise InvalidAction(f"{name} needs x and y (screen pixels)")
-        x = _int(args[0] if args else kw["x"], "x")
-        y = _int(args[1] if len(args) > 1 else kw["y"], "y")
+    if name in point:
         if f.attr == "moveTo":
             return [GuiAction("move", x, y)]
         button = {"left": 1, "middle": 2, "right": 3}.get(str(kw.get("button", "left")), 1)
@@ -121,8 +139,9 @@ def _call(node: ast.Call) -> list[GuiAction]:
     )
 
 
-def parse_pyautogui(code: str) -> list[GuiAction]:
-    """The input events a pyautogui block asks for, in order; anything else raises `InvalidAction`."""
+def parse_pyautogui(code: str, tags: Mapping[str, tuple[int, int]] | None = None) -> list[GuiAction]:
+    """The input events a pyautogui block asks for, in order; anything else raises `InvalidAction`.
+    `tags` maps set-of-mark names (tag_1, ...) to the points they stand for."""
     try:
         tree = ast.parse(code)
     except SyntaxError as e:
@@ -132,7 +151,7 @@ def parse_pyautogui(code: str) -> list[GuiAction]:
         if isinstance(stmt, ast.Import) and all(a.name in ("pyautogui", "time") for a in stmt.names):
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            out += _call(stmt.value)
+            out += _call(stmt.value, tags or {})
             continue
         raise InvalidAction(
             f"only pyautogui calls, one per line, are allowed; got `{ast.unparse(stmt)[:80]}`"

@@ -248,18 +248,22 @@ def _val(key: str, value: float) -> dict[str, Any]:
 def kalgebra_tasks() -> list[BuiltTask]:
     """The algebra domain: KAlgebra's calculator, its variables read from the Variables panel."""
     return [
-        _kalgebra("kalgebra-direct-define", "direct", "In KAlgebra, define the variable `a` with the value 42.",
+        _kalgebra("kalgebra-direct-define", "direct",
+                  "In KAlgebra, define the variable `a` with the value 42.",
                   [_val("a", 42)], [_kalgebra_input("a := 42"), "DONE"]),
-        _kalgebra("kalgebra-direct-power", "direct", "In KAlgebra, store 2 to the power 16 in the variable `n`.",
+        _kalgebra("kalgebra-direct-power", "direct",
+                  "In KAlgebra, store 2 to the power 16 in the variable `n`.",
                   [_val("n", 65536)], [_kalgebra_input("n := 2^16"), "DONE"]),
         _kalgebra("kalgebra-basic-sum", "basic",
                   "In KAlgebra, store the sum of the integers from 1 to 100 in the variable `s`.",
                   [_val("s", 5050)], [_kalgebra_input("s := sum(k : k=1..100)"), "DONE"]),
         _kalgebra("kalgebra-basic-function", "basic",
                   "In KAlgebra, define the function f(x) = x^2 + 1 as the variable `f`.",
-                  [{"type": "var", "key": "f", "value": "x->x^2+1"}], [_kalgebra_input("f := x->x^2+1"), "DONE"]),
+                  [{"type": "var", "key": "f", "value": "x->x^2+1"}],
+                  [_kalgebra_input("f := x->x^2+1"), "DONE"]),
         _kalgebra("kalgebra-knowledge-light", "knowledge",
-                  "In KAlgebra, store the speed of light in vacuum, in metres per second, in the variable `c`.",
+                  "In KAlgebra, store the speed of light in vacuum, in metres per second, in the "
+                  "variable `c`.",
                   [_val("c", 299792458)], [_kalgebra_input("c := 299792458"), "DONE"]),
         _kalgebra("kalgebra-knowledge-day", "knowledge",
                   "In KAlgebra, store the number of seconds in one day in the variable `d`.",
@@ -308,7 +312,9 @@ def elevation_ascii() -> str:
 
 def _grass_commands(*commands: str) -> str:
     """GRASS's shell in the terminal window: click into it, type each command and Enter, wait a moment."""
-    lines = "".join(f"pyautogui.write({c!r})\npyautogui.press('enter')\npyautogui.sleep(1)\n" for c in commands)
+    lines = "".join(
+        f"pyautogui.write({c!r})\npyautogui.press('enter')\npyautogui.sleep(1)\n" for c in commands
+    )
     return f"```python\npyautogui.click(400, 300)\n{lines}```"
 
 
@@ -335,7 +341,13 @@ def _grass(
         "initialize": [
             {"func": "touch", "path": ELEV_PATH, "text": elevation_ascii()},
             {"func": "touch", "path": WELLS_PATH, "text": wells},
-            {"func": "map", "grassdb": GIS_DB, "location": GIS_LOCATION, "mapset": "PERMANENT", "build": build},
+            {
+                "func": "map",
+                "grassdb": GIS_DB,
+                "location": GIS_LOCATION,
+                "mapset": "PERMANENT",
+                "build": build,
+            },
         ],
         "evaluate": evaluate,
     }
@@ -384,7 +396,8 @@ def grass_tasks() -> list[BuiltTask]:
                [{"type": "stop", "value": "ANS", "args": [str(peak)]}],
                [_grass_commands("r.univar map=elevation"), f"ANSWER: {peak}"]),
         _grass("grass-reasoning-deep-wells", "reasoning",
-               "How many wells in the vector map `wells` are deeper than 100 metres? Answer with ANSWER: <number>.",
+               "How many wells in the vector map `wells` are deeper than 100 metres? Answer with "
+               "ANSWER: <number>.",
                [{"type": "stop", "value": "ANS", "args": [str(deep)]}],
                [_grass_commands('v.db.select map=wells where="depth > 100"'), f"ANSWER: {deep}"]),
         _grass("grass-infeasible-satellite", "infeasible",

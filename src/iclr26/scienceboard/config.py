@@ -1,0 +1,77 @@
+"""The `scienceboard` run's config: which tasks and domains, which agents, the observation mode, and
+the model's budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclr26.core.config import ConfigError
+from iclr26.core.validation import check_in, check_int
+
+DOMAINS = ("algebra", "biochemistry", "gis", "astronomy", "documents")
+"""The paper's domains, in its table's order (Lean's theorem proving is unsupported here)."""
+BUILT_DOMAINS = ("algebra", "biochemistry", "gis", "documents")
+"""The domains with built-here tasks; astronomy has none yet (Stellarium's RemoteControl did not answer)."""
+AGENTS = ("oracle", "null", "llm")
+"""oracle: the reference solutions (validates the task set); null: says DONE at once; llm: the model."""
+OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "set_of_marks", "textual")
+"""The paper's observation settings: the linearised accessibility tree; the screenshot; both; the
+set-of-mark screenshot (numbered boxes on the tree's elements, with the tagged tree as text, and
+`pyautogui.click(tag_N)` accepted); and the textual one, the terminal's text (GRASS GIS only)."""
+
+
+@dataclass(frozen=True)
+class ScienceBoardConfig:
+    """Everything the run uses; the defaults are the README's bench."""
+
+    tasks: str = "builtin"
+    """builtin: the built-here task set; else a folder (or file) of the authors' task files, loaded and
+    mapped onto our apps (the mapping table; their tasks need the authors' data to run)"""
+    domains: tuple[str, ...] = BUILT_DOMAINS
+    """the domains to run: algebra (KAlgebra), biochemistry (PyMOL), gis (GRASS GIS), documents (TeXstudio)"""
+    per_domain: int = 0
+    """tasks per domain, spread over the kinds (0: all)"""
+    agents: tuple[str, ...] = AGENTS
+    """the agents to run, in order; the oracle and null rows validate the task set"""
+    llm_per_domain: int = 0
+    """tasks per domain the model agent runs (0: the same as the others)"""
+    observation: str = "a11y_tree"
+    """what the model sees: a11y_tree, screenshot, screenshot_a11y_tree, set_of_marks, textual (the
+    terminal's text: GRASS only). Text-only models (SmolLM2) need a11y_tree"""
+    llm: str = "embedded"
+    """the model's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
+    llm_path: str = ""
+    """the model file or name (empty: the backend's default)"""
+    max_tokens: int = 256
+    """reply length of one model call, tokens"""
+    history_turns: int = 3
+    """earlier observation/reply pairs the model sees (the paper keeps 3)"""
+    max_steps: int = 0
+    """agent turns per task (0: the task file's `steps`, plus 2 for the closing DONE/ANSWER)"""
+    a11y_chars: int = 5000
+    """characters of the linearised accessibility tree shown per turn"""
+    pause_s: float = 0.5
+    """seconds after each input event (the paper's harness pauses 0.5 s)"""
+    figures: bool = True
+    """save one screenshot per app from the oracle's run, with its first click marked"""
+    seed: int = 0
+    """seeds the model's sampling"""
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise ConfigError("tasks must be 'builtin' or a path to task files")
+        for d in self.domains:
+            check_in("domains", d, BUILT_DOMAINS)
+        for a in self.agents:
+            check_in("agents", a, AGENTS)
+        if not self.domains or not self.agents:
+            raise ConfigError("domains and agents must each name at least one")
+        check_in("observation", self.observation, OBSERVATIONS)
+        check_in("llm", self.llm, ("embedded", "http", "transformers"))
+        for name in ("per_domain", "llm_per_domain", "max_steps", "seed"):
+            check_int(name, getattr(self, name), 0)
+        check_int("max_tokens", self.max_tokens, 16)
+        check_int("history_turns", self.history_turns, 1)
+        check_int("a11y_chars", self.a11y_chars, 200)
+        if not isinstance(self.pause_s, int | float) or not 0 <= self.pause_s <= 5:
+            raise ConfigError(f"pause_s must be a number of seconds in [0, 5], got {self.pause_s!r}")

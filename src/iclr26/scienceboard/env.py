@@ -75,6 +75,7 @@ class ScienceBoardEnv:
         a11y_chars: int = 6000,
         pause_s: float = 0.5,
         settle_s: float = 1.5,
+        figure: str | Path | None = None,
     ) -> None:
         mapping = map_task(task)
         if not mapping.supported:
@@ -105,6 +106,8 @@ class ScienceBoardEnv:
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
         self._gis_root: Path | None = None
         self.tags: dict[str, tuple[int, int]] = {}  # set-of-mark tags of the last observation
+        self.figure = Path(figure) if figure else None  # where to save the first click, marked
+        self.startup_s = 0.0  # launch to a window on screen, seconds (excluding settle_s)
 
     @property
     def root(self) -> Path:
@@ -138,13 +141,16 @@ class ScienceBoardEnv:
             argv = [*LAUNCH["grass"], "-e", *self._grass_shell()]
         else:
             argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
+        started = time.perf_counter()
         self.proc = self.desktop.launch(argv, home=self.workdir / "home", log=self.workdir / "app.log")
         try:
             self.desktop.wait_for_window(WINDOW[self.app], timeout_s=60)
+            assert self.desktop.display is not None
+            screen = self.desktop.display
+            main = screen.main_window(WINDOW[self.app], timeout=60)  # not a helper window
+            self.startup_s = time.perf_counter() - started
             if self.app in PLACED:
-                assert self.desktop.display is not None
-                screen = self.desktop.display
-                screen.move_window(screen.main_window(WINDOW[self.app]), 0, 0)
+                screen.move_window(main, 0, 0)
         except Exception as e:
             log = (self.workdir / "app.log").read_text(errors="replace")[-400:]
             self.close()
@@ -259,6 +265,18 @@ class ScienceBoardEnv:
                 f"{action.kind} is not an action here: send a ```python block of pyautogui calls"
             )
         return StepOutcome(self._observe())
+
+    def _save_figure(self, events: list[Any]) -> None:
+        """The screen just before the task's first click, the click marked (once per task)."""
+        clicks = [e for e in events if e.kind == "click"]
+        if self.figure is None or not clicks or self.figure.exists():
+            return
+        from iclr26.agents.marks import mark_point
+
+        assert self.desktop.display is not None
+        shot = self.desktop.display.screenshot()
+        self.figure.parent.mkdir(parents=True, exist_ok=True)
+        mark_point(shot, clicks[0].x, clicks[0].y, label="click").save(self.figure)
 
     def stopped(self, stop_reason: str) -> None:
         self.stop_reason = stop_reason

@@ -57,17 +57,18 @@ class Action:
 
 def parse_code_block(text: str, languages: Sequence[str] | None = ("bash", "sh", "shell", "")) -> Action:
     """The first fenced code block whose language is in `languages` (None: any language)."""
+    fence = f"```{(languages or ('bash',))[0] or 'bash'} ... ```"  # the block the error messages ask for
     blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
     for lang, body in blocks:
         if languages is None or lang in languages:
             if not body.strip():
-                raise ParseError("the code block is empty: put the command inside ```bash ... ```")
+                raise ParseError(f"the code block is empty: put the code inside {fence}")
             return Action("code", body.rstrip("\n"), lang or None)
     if blocks:
         got = ", ".join(sorted({lang or "(none)" for lang, _ in blocks}))
         want = ", ".join(x or "(none)" for x in languages or ())
         raise ParseError(f"found code blocks in {got}, but the action must be a block in: {want}")
-    raise ParseError("no fenced code block found: reply with the command inside ```bash ... ```")
+    raise ParseError(f"no fenced code block found: reply with the code inside {fence}")
 
 
 def _json_candidates(text: str) -> list[str]:

@@ -35,6 +35,8 @@ class ScienceBoardConfig:
     """the agents to run, in order; the oracle and null rows validate the task set"""
     llm_per_domain: int = 0
     """tasks per domain the model agent runs (0: the same as the others)"""
+    llm_domains: tuple[str, ...] = ()
+    """the domains the model agent runs (empty: all of `domains`)"""
     observation: str = "a11y_tree"
     """what the model sees: a11y_tree, screenshot, screenshot_a11y_tree, set_of_marks, textual (the
     terminal's text: GRASS only). Text-only models (SmolLM2) need a11y_tree"""
@@ -42,14 +44,19 @@ class ScienceBoardConfig:
     """the model's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
     llm_path: str = ""
     """the model file or name (empty: the backend's default)"""
-    max_tokens: int = 256
+    max_tokens: int = 96
     """reply length of one model call, tokens"""
+    prefill: bool = True
+    """start each reply with "```python\npyautogui." (SmolLM2 otherwise chats or writes functions instead
+    of acting; it then cannot say DONE or ANSWER and is scored when its steps run out); the paper
+    preset turns it off"""
     history_turns: int = 3
     """earlier observation/reply pairs the model sees (the paper keeps 3)"""
     max_steps: int = 0
     """agent turns per task (0: the task file's `steps`, plus 2 for the closing DONE/ANSWER)"""
     a11y_chars: int = 5000
-    """characters of the linearised accessibility tree shown per turn"""
+    """characters of the linearised accessibility tree shown per turn (the bench shows SmolLM2 800: it
+    has 2,048 tokens of context; the paper preset 12,000)"""
     pause_s: float = 0.5
     """seconds after each input event (the paper's harness pauses 0.5 s)"""
     figures: bool = True
@@ -64,6 +71,8 @@ class ScienceBoardConfig:
             check_in("domains", d, BUILT_DOMAINS)
         for a in self.agents:
             check_in("agents", a, AGENTS)
+        for d in self.llm_domains:
+            check_in("llm_domains", d, self.domains)
         if not self.domains or not self.agents:
             raise ConfigError("domains and agents must each name at least one")
         check_in("observation", self.observation, OBSERVATIONS)

@@ -188,7 +188,7 @@ class ScienceBoardEnv:
         self.sandbox = Sandbox(self.root).open()  # hands the task's folder to the sandbox's user
         width, height = TERMINAL_SIZE
         self.terminal = TerminalSession.in_sandbox(
-            self.sandbox, command=["grass", str(mapset)], width=width, height=height
+            self.sandbox, command=["grass", "--text", str(mapset)], width=width, height=height
         ).start()
         self.grass = GrassLocation(mapset, force=True, sandbox=self.sandbox)
         return ["tmux", "-S", str(self.terminal.socket), "attach", "-t", "main"]
@@ -257,9 +257,9 @@ class ScienceBoardEnv:
             time.sleep(min(max(seconds, 0.0), 10.0))
         elif action.kind == "code":
             assert self.desktop.display is not None
-            perform(
-                parse_pyautogui(str(action.content), self.tags), self.desktop.display, pause_s=self.pause_s
-            )
+            events = parse_pyautogui(str(action.content), self.tags)
+            self._save_figure(events)
+            perform(events, self.desktop.display, pause_s=self.pause_s)
         else:
             raise InvalidAction(
                 f"{action.kind} is not an action here: send a ```python block of pyautogui calls"

@@ -42,13 +42,17 @@ PAPER_ROWS = [
     ["GPT-4o, screenshot only (paper)", "", "", "", "", "", 1.58, "", ""],
 ]
 """The paper's success rates (%): Algebra / Biochemistry / GIS / Astronomy / Documents / overall."""
+PREFILL = "```python\npyautogui."
+"""The prefilled start of each reply (config `prefill`): a pyautogui call, so a small model acts; the
+reply then stops at the block's closing fence."""
 KINDS = ("direct", "basic", "knowledge", "reasoning", "infeasible")
 
 
-def select_tasks(cfg: ScienceBoardConfig, per_domain: int) -> list[BuiltTask]:
-    """The built-here tasks of the chosen domains, at most `per_domain` each, spread over the kinds."""
+def select_tasks(cfg: ScienceBoardConfig, per_domain: int, domains: tuple[str, ...] = ()) -> list[BuiltTask]:
+    """The built-here tasks of `domains` (default: the config's), at most `per_domain` each, spread
+    over the kinds."""
     out = []
-    for domain in cfg.domains:
+    for domain in domains or cfg.domains:
         tasks = [t for t in built_tasks() if DOMAIN_OF[t.spec["type"]] == domain]
         if per_domain:
             by_kind = [[t for t in tasks if t.kind == k] for k in KINDS]
@@ -101,7 +105,8 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
         for name in cfg.agents:
             ids = [t.task_id for t in tasks]
             if name == "llm":
-                ids = [t.task_id for t in select_tasks(cfg, cfg.llm_per_domain or cfg.per_domain)]
+                chosen = select_tasks(cfg, cfg.llm_per_domain or cfg.per_domain, cfg.llm_domains)
+                ids = [t.task_id for t in chosen]
             envs: dict[str, ScienceBoardEnv] = {}
             make_env = _env_factory(cfg, ctx, desk, Path(tmp) / name, by_id, name, envs)
             t0 = time.perf_counter()
@@ -113,7 +118,8 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
                     agent = LLMAgent(
                         model, system_prompt(t.spec["type"], cfg.observation), GUI_PARSER,
                         max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
-                        name=f"llm:{model.name}",
+                        name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
+                        stop=("\n```",) if cfg.prefill else None,
                     )  # fmt: skip
                     episodes += run_suite(
                         [task_id], make_env, agent, GUI_PARSER, _budget(cfg, t), episodes_file=episodes_file
@@ -245,12 +251,20 @@ def _report(
 
 
 PRESETS = preset_table(
-    bench=ScienceBoardConfig(),
+    # SmolLM2 (2,048 tokens of context per request) fits one earlier turn beside a short tree, not three
+    bench=ScienceBoardConfig(history_turns=1, a11y_chars=800),
     # CI: one task per domain, oracle and null only (the apps start; no model)
     smoke={"per_domain": 1, "agents": ("oracle", "null"), "figures": False},
-    # the tour: two tasks per domain, oracle, null and SmolLM2 reading the accessibility tree
-    demo={"per_domain": 2, "llm_per_domain": 1, "max_tokens": 96, "a11y_chars": 3000},
+    # the tour: one task per domain, oracle, null and SmolLM2 reading the accessibility tree
+    demo={"per_domain": 1, "max_steps": 2, "llm_domains": ("algebra", "gis")},
     # the paper's setting: a served vision model with screenshot and tree, longer replies
-    paper={"llm": "http", "observation": "screenshot_a11y_tree", "max_tokens": 1024, "a11y_chars": 12000},
+    paper={
+        "llm": "http",
+        "observation": "screenshot_a11y_tree",
+        "max_tokens": 1024,
+        "a11y_chars": 12000,
+        "prefill": False,
+        "history_turns": 3,
+    },
 )
 SYSTEM = implemented_system("scienceboard", presets=PRESETS, run=run)

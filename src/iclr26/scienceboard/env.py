@@ -42,7 +42,7 @@ GUI_PARSER = ActionParser(code_languages=("python", "py", ""), controls=("DONE",
 """The action format: one ```python block of pyautogui calls, or DONE, FAIL, WAIT, ANSWER: <words>."""
 
 LAUNCH = {
-    "texstudio": ("texstudio", "--no-session"),
+    "texstudio": ("texstudio", "--no-session", "--start-always"),  # not handed to another TeXstudio
     "pymol": ("/usr/bin/python3", "-m", "pymol", "-R"),  # Debian's module, its XML-RPC server on 9123
     "kalgebra": ("kalgebra",),
     "grass": ("xterm", "-T", "GRASS GIS", "-fa", "Monospace", "-fs", "11", "-geometry", "100x30+0+0"),
@@ -190,6 +190,13 @@ class ScienceBoardEnv:
         self.terminal = TerminalSession.in_sandbox(
             self.sandbox, command=["grass", "--text", str(mapset)], width=width, height=height
         ).start()
+        prompt = f"GRASS {step['location']}/{step['mapset']}:"  # the shell is ready for commands
+        deadline = time.monotonic() + 60
+        while prompt not in self.terminal.capture():
+            if time.monotonic() > deadline:
+                tail = self.terminal.capture().strip()[-300:]
+                raise UserError(f"GRASS's shell (grass-core) showed no prompt in 60 s; it shows: {tail!r}")
+            time.sleep(0.2)
         self.grass = GrassLocation(mapset, force=True, sandbox=self.sandbox)
         return ["tmux", "-S", str(self.terminal.socket), "attach", "-t", "main"]
 

@@ -1,0 +1,50 @@
+"""The control layer on 127.0.0.1 against a real KAlgebra: launch, the accessibility tree, a pyautogui
+block executed as input events, a screenshot, task files read and written; code, unknown apps and
+paths outside the task folder are refused with a JSON error."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from tests.scienceboard.test_apps import DESKTOP
+
+
+@pytest.mark.debian(*DESKTOP, "kalgebra")
+def test_endpoints_drive_a_real_app_and_refuse_bad_requests(tmp_path):
+    from iclr26.scienceboard.control import ControlServer
+    from iclr26.scienceboard.desktop import Desktop
+
+    with (
+        Desktop() as desk,
+        ControlServer(desk, tmp_path, pause_s=0.2) as url,
+        httpx.Client(timeout=60) as http,
+    ):
+        assert http.post(f"{url}/setup/launch", json={"app": "kalgebra"}).json()["status"] == "success"
+        time.sleep(2)
+        assert "page tab\tCalculator" in http.get(f"{url}/accessibility").json()["AT"]
+        wid = desk.display.main_window("KAlgebra")
+        desk.display.move_window(wid, 0, 0)
+        code = "pyautogui.click(320, 450)\npyautogui.write('zz := 7*6')\npyautogui.press('enter')"
+        assert http.post(f"{url}/execute", json={"code": code}).json() == {"status": "success"}
+        time.sleep(1)
+        assert "table cell\tzz" in http.get(f"{url}/accessibility").json()["AT"]
+        shot = http.get(f"{url}/screenshot")
+        assert shot.headers["content-type"] == "image/png" and shot.content.startswith(b"\x89PNG")
+        assert http.post(f"{url}/file", json={"path": "/home/user/a.txt", "content": "hi"}).status_code == 200
+        assert (tmp_path / "home/user/a.txt").read_text() == "hi"
+        assert http.get(f"{url}/file", params={"path": "/home/user/a.txt"}).content == b"hi"
+
+        refused = {
+            "code": http.post(f"{url}/execute", json={"code": "import os\nos.system('id')"}),
+            "app": http.post(f"{url}/setup/launch", json={"app": "bash"}),
+            "escape": http.get(f"{url}/file", params={"path": "/../../etc/passwd"}),
+            "relative": http.post(f"{url}/file", json={"path": "a.txt", "content": "x"}),
+            "json": http.post(f"{url}/execute", content=b"not json"),
+        }
+        for why, r in refused.items():
+            assert r.status_code == 400 and r.json()["error"], why
+        assert http.get(f"{url}/file", params={"path": "/home/user/none"}).status_code == 404
+        assert http.get(f"{url}/nothing").status_code == 404

@@ -43,7 +43,7 @@ GUI_PARSER = ActionParser(code_languages=("python", "py", ""), controls=("DONE",
 
 LAUNCH = {
     "texstudio": ("texstudio", "--no-session", "--start-always"),  # not handed to another TeXstudio
-    "pymol": ("/usr/bin/python3", "-m", "pymol", "-R"),  # Debian's module, its XML-RPC server on 9123
+    "pymol": ("/usr/bin/python3", "-m", "pymol"),  # Debian's module; its XML-RPC server: `_pymol_rpc`
     "kalgebra": ("kalgebra",),
     "grass": ("xterm", "-T", "GRASS GIS", "-fa", "Monospace", "-fs", "11", "-geometry", "100x30+0+0"),
 }
@@ -55,6 +55,21 @@ GRASS_IMPORTS = ("r.in.ascii", "v.in.ascii")
 """The modules a task's `map.build` may run (GRASS's own importers, on files the task wrote)."""
 TERMINAL_SIZE = (100, 30)
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
+
+
+def _free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pymol_rpc(port: int) -> str:
+    """The PyMOL command that starts its XML-RPC server on `port` only (`-R` takes 9123, or the next free
+    port, so two PyMOLs on one machine could answer for each other)."""
+    return f"/import pymol.rpc; pymol.rpc.launch_XMLRPC(port={port}, nToTry=1)"
 
 
 def _centre(box: tuple[int, int, int, int]) -> tuple[int, int]:
@@ -101,6 +116,7 @@ class ScienceBoardEnv:
         self.stop_reason = ""
         self.results: list[CheckResult] = []
         self.pymol: Any = None
+        self._pymol_port = 0
         self.grass: GrassLocation | None = None
         self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
@@ -139,6 +155,9 @@ class ScienceBoardEnv:
                 files.append(str(target))
         if self.app == "grass":
             argv = [*LAUNCH["grass"], "-e", *self._grass_shell()]
+        elif self.app == "pymol":
+            self._pymol_port = _free_port()
+            argv = [*LAUNCH["pymol"], *files[-1:], "-d", _pymol_rpc(self._pymol_port)]
         else:
             argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
         started = time.perf_counter()
@@ -159,7 +178,7 @@ class ScienceBoardEnv:
         if self.app == "pymol":
             from iclr26.scienceboard.probes import PymolSession
 
-            self.pymol = PymolSession()
+            self.pymol = PymolSession(self._pymol_port)
         return self._observe()
 
     def _grass_shell(self) -> list[str]:

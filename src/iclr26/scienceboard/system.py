@@ -170,7 +170,7 @@ def _env_factory(
         t = by_id[task_id]
         figure = None
         if cfg.figures and agent == "oracle":
-            figure = ctx.out_dir / "screens" / f"{map_task(t.task()).app}.png"
+            figure = ctx.out_dir / f"screen_{map_task(t.task()).app}.png"
         env = ScienceBoardEnv(
             t.task(), desk, workdir / task_id, observation=cfg.observation,
             a11y_chars=cfg.a11y_chars, pause_s=cfg.pause_s, figure=figure,
@@ -243,10 +243,7 @@ def _report(
     )  # fmt: skip
     tables.append(per_task)
     notes += [f"{name}: {s:.0f} s wall" for name, s in seconds.items()]
-    figures = []
-    screens = ctx.out_dir / "screens"
-    if screens.is_dir():
-        figures = [f"screens/{p.name}" for p in sorted(screens.glob("*.png"))]
+    figures = [p.name for p in sorted(ctx.out_dir.glob("screen_*.png"))]
     return Report(tables=tables, figures=figures, notes=notes)
 
 

@@ -1,6 +1,6 @@
 """The README's success table: `iclr26 run scienceboard --preset bench` with provenance.
 
-    python benchmarks/scienceboard/run.py      # 32 built-here tasks, 4 domains: oracle, null, SmolLM2 (a11y tree)
+    python benchmarks/scienceboard/run.py   # 32 tasks, 4 domains: oracle, null, SmolLM2 (a11y tree)
 
 Saves results/scienceboard_<preset>[_<tag>].json (the domain table, app start-up times, per-task
 verdicts) and one screenshot per app with the oracle's first click marked (screen_<app>_<preset>.png).

@@ -22,7 +22,7 @@ def chromium_pids() -> set[int]:
             try:
                 if "chrom" in Path(f"/proc/{entry}/comm").read_text():
                     found.add(int(entry))
-            except FileNotFoundError:
+            except (FileNotFoundError, ProcessLookupError):  # it exited between listdir and read
                 continue
     return found
 

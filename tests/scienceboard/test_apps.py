@@ -113,3 +113,24 @@ def test_set_of_marks_tags_a_screenshot_and_clicks_by_tag(tmp_path):
             assert "Dictionary" in desk.a11y_tree()
         finally:
             env.close()
+
+
+@pytest.mark.debian(*DESKTOP, "stellarium")
+def test_stellarium_remote_control_reads_the_selection_and_time_rate(tmp_path):
+    from iclr26.scienceboard.desktop import Desktop
+    from iclr26.scienceboard.suite import _search
+
+    with Desktop() as desk:
+        good, env = _run(
+            desk, tmp_path, "stellarium-direct-sirius", list(TASKS["stellarium-direct-sirius"].oracle)
+        )
+        assert good.success and env.results[0].detail == "got Sirius"
+        assert env.startup_s < 10
+        wrong, env = _run(desk, tmp_path, "stellarium-direct-sirius", [_search("Vega"), "DONE"])
+        assert not wrong.success and env.results[0].detail == "got Vega"
+        null = run_episode(
+            "stellarium-basic-stop-time",
+            ScienceBoardEnv(TASKS["stellarium-basic-stop-time"].task(), desk, tmp_path / "t"),
+            NullAgent(), GUI_PARSER, Budget(max_steps=2),
+        )  # fmt: skip
+        assert not null.success  # time runs in a fresh Stellarium

@@ -42,8 +42,8 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "make",  # the Go release-target task
     ),
     # ScienceBoard: the desktop (Xvfb, a D-Bus session, the AT-SPI bus read by the system Python's
-    # pyatspi, openbox), the apps (TeXstudio, PyMOL, KAlgebra, GRASS's shell in tmux shown by xterm,
-    # run in the agent sandbox), pdflatex for the compile check
+    # pyatspi, openbox), the apps (TeXstudio, PyMOL, KAlgebra, Stellarium, GRASS's shell in tmux
+    # shown by xterm, run in the agent sandbox), pdflatex for the compile check
     "scienceboard": (
         "xvfb",
         "xdotool",
@@ -54,6 +54,7 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "texstudio",
         "pymol",
         "kalgebra",
+        "stellarium",
         "grass-core",
         "xterm",
         "tmux",
@@ -77,6 +78,7 @@ PROBES: dict[str, str] = {
     "texstudio": "texstudio",
     "pymol": "pymol",
     "kalgebra": "kalgebra",
+    "stellarium": "stellarium",
     "xterm": "xterm",
     "dbus": "dbus-daemon",
     "at-spi2-core": "/usr/libexec/at-spi-bus-launcher",

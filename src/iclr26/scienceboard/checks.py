@@ -6,7 +6,8 @@ probe:
 - `file` (TeXstudio): the document equals the text the task wrote at set-up with `source` replaced
   by `target`; `include`: a regular expression is found in it; `compile`: it compiles (pdflatex);
 - `db` (GRASS): a module's output (JSON when it is) through the `key` getter, compared by `pred`
-  (default: equality) with `value`; `info`: the same on the state dump (the region);
+  (default: equality) with `value`; `info`: the same on the app's state dump (GRASS: the region;
+  Stellarium: its RemoteControl status and the selected object);
 - `var` / `val` (KAlgebra): a variable's text equals `value`, or its number is within 1e-6;
 - `select` (PyMOL, ours): the number of atoms in a selection, compared by `pred` with `value`.
 
@@ -201,6 +202,7 @@ class LocalProbe:
     grass: Any = None  # a probes.GrassLocation
     kalgebra_vars: Mapping[str, str] | None = None
     pymol: Any = None  # a probes.PymolSession
+    stellarium: Any = None  # a probes.StellariumRemote
 
     def _path(self, path: str) -> Path:
         return under_root(self.root, path)
@@ -219,6 +221,8 @@ class LocalProbe:
         return self.grass.run(cmd, **dict(kwargs))
 
     def dump(self) -> Mapping[str, Any]:
+        if self.stellarium is not None:
+            return self.stellarium.dump()
         if self.grass is None:
             raise ValueError("no GRASS location is open")
         return self.grass.dump()

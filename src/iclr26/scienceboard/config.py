@@ -10,8 +10,8 @@ from iclr26.core.validation import check_in, check_int
 
 DOMAINS = ("algebra", "biochemistry", "gis", "astronomy", "documents")
 """The paper's domains, in its table's order (Lean's theorem proving is unsupported here)."""
-BUILT_DOMAINS = ("algebra", "biochemistry", "gis", "documents")
-"""The domains with built-here tasks; astronomy has none yet (Stellarium's RemoteControl did not answer)."""
+BUILT_DOMAINS = DOMAINS
+"""The domains with built-here tasks: all five."""
 AGENTS = ("oracle", "null", "llm")
 """oracle: the reference solutions (validates the task set); null: says DONE at once; llm: the model."""
 OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "set_of_marks", "textual")
@@ -28,7 +28,8 @@ class ScienceBoardConfig:
     """builtin: the built-here task set; else a folder (or file) of the authors' task files, loaded and
     mapped onto our apps (the mapping table; their tasks need the authors' data to run)"""
     domains: tuple[str, ...] = BUILT_DOMAINS
-    """the domains to run: algebra (KAlgebra), biochemistry (PyMOL), gis (GRASS GIS), documents (TeXstudio)"""
+    """the domains to run: algebra (KAlgebra), biochemistry (PyMOL), gis (GRASS GIS), astronomy
+    (Stellarium), documents (TeXstudio)"""
     per_domain: int = 0
     """tasks per domain, spread over the kinds (0: all)"""
     agents: tuple[str, ...] = AGENTS

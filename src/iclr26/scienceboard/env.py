@@ -31,6 +31,7 @@ from iclr26.agents import Observation, StepOutcome
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
 from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
+from iclr26.core.sysdeps import require
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
 from iclr26.scienceboard.config import OBSERVATIONS
 from iclr26.scienceboard.desktop import Desktop
@@ -45,15 +46,21 @@ LAUNCH = {
     "texstudio": ("texstudio", "--no-session", "--start-always"),  # not handed to another TeXstudio
     "pymol": ("/usr/bin/python3", "-m", "pymol"),  # Debian's module; its XML-RPC server: `_pymol_rpc`
     "kalgebra": ("kalgebra",),
+    "stellarium": ("stellarium",),  # its config (RemoteControl on a free port): `_stellarium_config`
     "grass": ("xterm", "-T", "GRASS GIS", "-fa", "Monospace", "-fs", "11", "-geometry", "100x30+0+0"),
 }
-WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL", "kalgebra": "KAlgebra", "grass": "GRASS GIS"}
+WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL", "kalgebra": "KAlgebra", "grass": "GRASS GIS",
+          "stellarium": "Stellarium"}  # fmt: skip
 PLACED = ("kalgebra",)
 """Apps whose window the environment moves to the screen's top-left corner after start (its place
 otherwise differs between starts), so that reference solutions can click fixed points."""
 GRASS_IMPORTS = ("r.in.ascii", "v.in.ascii")
 """The modules a task's `map.build` may run (GRASS's own importers, on files the task wrote)."""
 TERMINAL_SIZE = (100, 30)
+STELLARIUM_DEFAULTS = "/usr/share/stellarium/data/default_cfg.ini"
+PACKAGES = {"texstudio": "texstudio", "pymol": "pymol", "kalgebra": "kalgebra", "grass": "grass-core",
+            "stellarium": "stellarium"}  # fmt: skip
+"""The Debian package of each app (named in errors; `make deps` installs them)."""
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
 
 
@@ -64,6 +71,33 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _stellarium_config(home: Path, port: int) -> None:
+    """Stellarium's config for a clean profile: Debian's defaults, the RemoteControl plugin loaded and
+    serving on `port`, and at most 2 frames a second (Xvfb renders in software; a busy render loop
+    also stalls the app's accessibility replies)."""
+    import configparser
+
+    cfg = configparser.ConfigParser(interpolation=None, strict=False)
+    cfg.optionxform = str  # type: ignore[assignment,method-assign]  # keys are case-sensitive
+    cfg.read_string(Path(STELLARIUM_DEFAULTS).read_text(encoding="utf-8"))
+    if not cfg.has_section("plugins_load_at_startup"):
+        cfg.add_section("plugins_load_at_startup")
+    cfg["plugins_load_at_startup"]["RemoteControl"] = "true"
+    cfg["RemoteControl"] = {
+        "enabled": "true",
+        "autostart": "true",
+        "port": str(port),
+        "use_password": "false",
+    }
+    if not cfg.has_section("video"):
+        cfg.add_section("video")
+    cfg["video"]["maximum_fps"], cfg["video"]["minimum_fps"] = "2", "1"
+    folder = home / ".stellarium"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "config.ini").open("w", encoding="utf-8") as f:
+        cfg.write(f)
 
 
 def _pymol_rpc(port: int) -> str:
@@ -116,14 +150,15 @@ class ScienceBoardEnv:
         self.stop_reason = ""
         self.results: list[CheckResult] = []
         self.pymol: Any = None
-        self._pymol_port = 0
+        self.stellarium: Any = None
+        self._port = 0  # PyMOL's XML-RPC or Stellarium's RemoteControl port
         self.grass: GrassLocation | None = None
         self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
         self._gis_root: Path | None = None
         self.tags: dict[str, tuple[int, int]] = {}  # set-of-mark tags of the last observation
         self.figure = Path(figure) if figure else None  # where to save the first click, marked
-        self.startup_s = 0.0  # launch to a window on screen, seconds (excluding settle_s)
+        self.startup_s = 0.0  # launch to a window on screen and the state probe answering, seconds
 
     @property
     def root(self) -> Path:
@@ -140,6 +175,7 @@ class ScienceBoardEnv:
 
     def reset(self) -> Observation:
         self.close()
+        require(PACKAGES[self.app], *(("xterm", "tmux", "bubblewrap") if self.app == "grass" else ()))
         for sub in ("root", "home"):
             shutil.rmtree(self.workdir / sub, ignore_errors=True)
             (self.workdir / sub).mkdir(parents=True)
@@ -155,9 +191,13 @@ class ScienceBoardEnv:
                 files.append(str(target))
         if self.app == "grass":
             argv = [*LAUNCH["grass"], "-e", *self._grass_shell()]
+        elif self.app == "stellarium":
+            self._port = _free_port()
+            _stellarium_config(self.workdir / "home", self._port)
+            argv = list(LAUNCH["stellarium"])
         elif self.app == "pymol":
-            self._pymol_port = _free_port()
-            argv = [*LAUNCH["pymol"], *files[-1:], "-d", _pymol_rpc(self._pymol_port)]
+            self._port = _free_port()
+            argv = [*LAUNCH["pymol"], *files[-1:], "-d", _pymol_rpc(self._port)]
         else:
             argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
         started = time.perf_counter()
@@ -167,18 +207,25 @@ class ScienceBoardEnv:
             assert self.desktop.display is not None
             screen = self.desktop.display
             main = screen.main_window(WINDOW[self.app], timeout=60)  # not a helper window
-            self.startup_s = time.perf_counter() - started
             if self.app in PLACED:
                 screen.move_window(main, 0, 0)
+            if self.app == "pymol":
+                from iclr26.scienceboard.probes import PymolSession
+
+                self.pymol = PymolSession(self._port)
+            if self.app == "stellarium":
+                from iclr26.scienceboard.probes import StellariumRemote
+
+                self.stellarium = StellariumRemote(self._port)
+            self.startup_s = time.perf_counter() - started  # a window on screen and its state readable
         except Exception as e:
             log = (self.workdir / "app.log").read_text(errors="replace")[-400:]
             self.close()
-            raise UserError(f"{self.app} did not open a window ({e}); its log ends: {log!r}") from None
+            raise UserError(
+                f"{self.app} (Debian package {PACKAGES[self.app]}) did not start ({e}); its log "
+                f"{self.workdir / 'app.log'} ends: {log!r}"
+            ) from None
         time.sleep(self.settle_s)
-        if self.app == "pymol":
-            from iclr26.scienceboard.probes import PymolSession
-
-            self.pymol = PymolSession(self._pymol_port)
         return self._observe()
 
     def _grass_shell(self) -> list[str]:
@@ -315,7 +362,9 @@ class ScienceBoardEnv:
                 variables = kalgebra_variables(self.desktop.nodes())
             except (ProbeError, UserError):
                 variables = None  # the var/val checks then fail, naming the missing panel
-        probe = LocalProbe(self.root, grass=self.grass, kalgebra_vars=variables, pymol=self.pymol)
+        probe = LocalProbe(
+            self.root, grass=self.grass, kalgebra_vars=variables, pymol=self.pymol, stellarium=self.stellarium
+        )
         ok, self.results = evaluate(self.task, probe, stop, answer or "")
         return ok
 
@@ -332,4 +381,6 @@ class ScienceBoardEnv:
         if self._gis_root is not None:
             shutil.rmtree(self._gis_root, ignore_errors=True)
             self._gis_root = None
-        self.grass = self.pymol = None
+        if self.stellarium is not None:
+            self.stellarium.close()
+        self.grass = self.pymol = self.stellarium = None

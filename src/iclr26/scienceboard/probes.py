@@ -6,6 +6,9 @@ modified builds.
   parsed as JSON when it is (`v.db.select format=json`) and as a dict when it is `key=value` lines
   (the `-g` output of `r.univar`, `r.info`, `g.region`). GRASS refuses a mapset its user does not
   own, so a location that the agent's sandbox owns is probed through that sandbox;
+- Stellarium (standing in for Celestia): `StellariumRemote` reads its RemoteControl plugin's HTTP API
+  on 127.0.0.1 (location, time and time rate, the selected object), enabled by the config the
+  environment writes;
 - KAlgebra: `kalgebra_variables` reads the Variables panel (name and value cells) from the
   accessibility tree;
 - PyMOL (standing in for ChimeraX): `PymolSession` talks to the running app's XML-RPC server
@@ -163,6 +166,48 @@ def kalgebra_variables(nodes: list[Node]) -> dict[str, str]:
     names = {n.box[1]: n.name for n in cells if n.box[0] == name_x}  # type: ignore[index]
     values = {n.box[1]: n.name for n in cells if n.box[0] == value_x}  # type: ignore[index]
     return {names[y]: values[y] for y in names if y in values}
+
+
+class StellariumRemote:
+    """A running Stellarium's state through its RemoteControl HTTP API on 127.0.0.1."""
+
+    def __init__(self, port: int, *, timeout_s: float = 60.0) -> None:
+        import httpx
+
+        self.url = f"http://127.0.0.1:{port}/api"
+        self.http = httpx.Client(timeout=10)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.status()
+                return
+            except (httpx.HTTPError, ProbeError) as e:
+                if time.monotonic() > deadline:
+                    raise ProbeError(f"Stellarium's RemoteControl at {self.url} is silent: {e}") from None
+                time.sleep(0.3)
+
+    def status(self) -> dict[str, Any]:
+        """`/main/status`: location, time (jday, utc, timerate, ...), view, selectioninfo (HTML)."""
+        r = self.http.get(f"{self.url}/main/status")
+        if r.status_code != 200:
+            raise ProbeError(f"Stellarium answered {r.status_code} to /main/status: {r.text[:200]}")
+        return dict(r.json())
+
+    def selected(self) -> str:
+        """The selected object's common name in the app's language (English here; a star's `name` is its
+        catalogue number, e.g. HIP 32349 for Sirius); '' when nothing is selected."""
+        r = self.http.get(f"{self.url}/objects/info", params={"format": "json"})
+        if r.status_code != 200:  # "no current selection" and the like
+            return ""
+        info = r.json()
+        return str(info.get("localized-name") or info.get("name") or "")
+
+    def dump(self) -> dict[str, Any]:
+        """The status plus `selected`, the selected object's name."""
+        return {**self.status(), "selected": self.selected()}
+
+    def close(self) -> None:
+        self.http.close()
 
 
 class PymolSession:

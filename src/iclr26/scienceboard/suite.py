@@ -8,8 +8,9 @@ task set is valid only when the oracle passes every task and the null agent none
 (`iclr26.agents.check_suite`), which `benchmarks/scienceboard/suite_check.py` verifies on the real
 apps.
 
-Four domains: documents (TeXstudio), biochemistry (PyMOL, in ChimeraX's place), algebra (KAlgebra)
-and geoinformatics (GRASS GIS's shell, on a location built from data written here).
+Five domains, as the paper's (Lean's aside): documents (TeXstudio), biochemistry (PyMOL, in
+ChimeraX's place), algebra (KAlgebra), geoinformatics (GRASS GIS's shell, on a location built from
+data written here) and astronomy (Stellarium, in Celestia's place).
 """
 
 from __future__ import annotations
@@ -406,9 +407,62 @@ def grass_tasks() -> list[BuiltTask]:
     ]  # fmt: skip
 
 
+def _search(name: str) -> str:
+    """Stellarium: open its search window (F3), type the object's name, Enter selects and centres it."""
+    return (
+        "```python\npyautogui.click(640, 400)\npyautogui.press('f3')\npyautogui.sleep(1)\n"
+        f"pyautogui.write('{name}')\npyautogui.press('enter')\npyautogui.sleep(1)\npyautogui.press('esc')\n```"
+    )
+
+
+def _stellarium(
+    task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
+) -> BuiltTask:
+    spec = {
+        "type": "Stellarium",
+        "sort": "VM",
+        "steps": 6,
+        "version": "0.1",
+        "instruction": instruction,
+        "initialize": [{"func": "launch", "command": "stellarium"}],
+        "evaluate": evaluate,
+    }
+    return BuiltTask(task_id, kind, spec, tuple(oracle))
+
+
+def _selected(name: str) -> dict[str, Any]:
+    return {"type": "info", "key": "lambda dump: dump['selected']", "value": name}
+
+
+def stellarium_tasks() -> list[BuiltTask]:
+    """The astronomy domain: Stellarium's sky, read through its RemoteControl API."""
+    return [
+        _stellarium("stellarium-direct-mars", "direct", "In Stellarium, select the planet Mars.",
+                    [_selected("Mars")], [_search("Mars"), "DONE"]),
+        _stellarium("stellarium-direct-sirius", "direct", "In Stellarium, select the star Sirius.",
+                    [_selected("Sirius")], [_search("Sirius"), "DONE"]),
+        _stellarium("stellarium-basic-stop-time", "basic",
+                    "In Stellarium, stop the flow of time (a time rate of zero).",
+                    [{"type": "info", "key": "lambda dump: dump['time']['timerate']", "value": 0}],
+                    ["```python\npyautogui.click(640, 400)\npyautogui.press('7')\n```", "DONE"]),
+        _stellarium("stellarium-knowledge-largest-planet", "knowledge",
+                    "In Stellarium, select the largest planet of the Solar System.",
+                    [_selected("Jupiter")], [_search("Jupiter"), "DONE"]),
+        _stellarium("stellarium-knowledge-pole-star", "knowledge",
+                    "In Stellarium, select the bright star closest to the north celestial pole.",
+                    [_selected("Polaris")], [_search("Polaris"), "DONE"]),
+        _stellarium("stellarium-reasoning-city", "reasoning",
+                    "In which city is Stellarium's observer located? Answer with ANSWER: <city>.",
+                    [{"type": "stop", "value": "ANS", "args": ["Paris"]}], ["ANSWER: Paris"]),
+        _stellarium("stellarium-infeasible-gaia", "infeasible",
+                    "In Stellarium, download the newest Gaia star catalogue.",
+                    [{"type": "stop", "value": "FAIL"}], ["FAIL"]),
+    ]  # fmt: skip
+
+
 def built_tasks() -> list[BuiltTask]:
     """Every built-here task, in a fixed order."""
-    return texstudio_tasks() + pymol_tasks() + kalgebra_tasks() + grass_tasks()
+    return texstudio_tasks() + pymol_tasks() + kalgebra_tasks() + grass_tasks() + stellarium_tasks()
 
 
 def write_suite(root: str | Path, tasks: list[BuiltTask] | None = None) -> Path:

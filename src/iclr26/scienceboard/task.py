@@ -33,9 +33,11 @@ APPS: dict[str, str | None] = {
     "Celestia": None,
     "Lean": None,
     "PyMOL": "pymol",
+    "Stellarium": "stellarium",
 }
-"""The app a task names -> the Debian app that runs it here (None: unsupported). PyMOL is not one of
-the authors' apps: our built-here biochemistry tasks use it in ChimeraX's place."""
+"""The app a task names -> the Debian app that runs it here (None: unsupported). PyMOL and Stellarium
+are not among the authors' apps: our built-here biochemistry and astronomy tasks use them in the
+places of ChimeraX and Celestia."""
 
 UNSUPPORTED_APPS = {
     "ChimeraX": "ChimeraX is not packaged in Debian; its command language and session states do not carry "
@@ -55,6 +57,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "grass": ("db", "info", "stop"),
     "texstudio": ("file", "include", "compile", "stop"),
     "pymol": ("select", "stop"),
+    "stellarium": ("info", "stop"),
 }
 """The checks our probes answer, per app. KAlgebra's `eqn` reads plotted curves through the authors'
 modified build; the stock one does not expose them."""

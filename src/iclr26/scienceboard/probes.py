@@ -12,8 +12,9 @@ modified builds.
 - KAlgebra: `kalgebra_variables` reads the Variables panel (name and value cells) from the
   accessibility tree;
 - PyMOL (standing in for ChimeraX): `PymolSession` talks to the running app's XML-RPC server
-  (`pymol -R`): object names, and atom counts of any selection (`color red and chain A`,
-  `rep sticks`, `resn HOH`), which is how the checks read colours, representations and edits;
+  (`pymol.rpc.launch_XMLRPC` on a port the environment picks): object names, and atom counts of
+  any selection (`color red and chain A`, `rep sticks`, `resn HOH`), which is how the checks read
+  colours, representations and edits;
 - TeXstudio: the document is a file; `latex_compiles` runs pdflatex (and bibtex when a .bib is
   present: pdflatex, bibtex, pdflatex, pdflatex) on a copy of the folder, as the authors' `compile`
   check does in their VM.
@@ -211,7 +212,8 @@ class StellariumRemote:
 
 
 class PymolSession:
-    """A running PyMOL's state through its XML-RPC server on 127.0.0.1 (started by `pymol -R`)."""
+    """A running PyMOL's state through its XML-RPC server on 127.0.0.1 (`pymol.rpc.launch_XMLRPC`;
+    `pymol -R` serves on 9123)."""
 
     def __init__(self, port: int = 9123, *, timeout_s: float = 30.0) -> None:
         import xmlrpc.client

@@ -60,3 +60,15 @@ def test_selection_spreads_over_kinds_and_bad_config_is_named():
     ]:
         with pytest.raises(ConfigError, match=message):
             ScienceBoardConfig(**bad)
+
+
+def test_the_textual_observation_needs_a_terminal_app(tmp_path):
+    from iclr26.core.errors import UserError
+    from iclr26.scienceboard.env import ScienceBoardEnv
+    from iclr26.scienceboard.suite import built_tasks
+
+    task = next(t for t in built_tasks() if t.task_id == "kalgebra-direct-define").task()
+    with pytest.raises(UserError, match="textual observation is a terminal's text; kalgebra has no terminal"):
+        ScienceBoardEnv(task, desktop=None, workdir=tmp_path, observation="textual")  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="observation must be one of"):
+        ScienceBoardEnv(task, desktop=None, workdir=tmp_path, observation="video")  # type: ignore[arg-type]

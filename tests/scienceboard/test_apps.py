@@ -21,25 +21,37 @@ def _run(desk, tmp_path, task_id, replies, **kw):
     return episode, env
 
 
-@pytest.mark.debian(*DESKTOP, "kalgebra")
-def test_kalgebra_variables_probe_and_a_clean_next_task(tmp_path):
+def _wrong(task_id: str) -> list[str]:
+    from iclr26.scienceboard.suite import _kalgebra_input, _search
+
+    return {"kalgebra-direct-define": [_kalgebra_input("a := 41"), "DONE"],
+            "stellarium-direct-sirius": [_search("Vega"), "DONE"]}[task_id]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "task_id, right, wrong, fresh",
+    [
+        # KAlgebra's Variables panel; a variable does not survive into a new task
+        pytest.param("kalgebra-direct-define", "a = 42", "a = 41", "kalgebra-direct-define",
+                     marks=pytest.mark.debian(*DESKTOP, "kalgebra")),
+        # Stellarium's RemoteControl: the selection; time runs again in a fresh Stellarium
+        pytest.param("stellarium-direct-sirius", "got Sirius", "got Vega", "stellarium-basic-stop-time",
+                     marks=pytest.mark.debian(*DESKTOP, "stellarium")),
+    ],
+)  # fmt: skip
+def test_probe_reads_the_oracle_state_a_wrong_state_and_a_clean_next_task(
+    tmp_path, task_id, right, wrong, fresh
+):
     from iclr26.scienceboard.desktop import Desktop
-    from iclr26.scienceboard.suite import _kalgebra_input
 
     with Desktop() as desk:
-        good, env = _run(
-            desk, tmp_path, "kalgebra-direct-define", list(TASKS["kalgebra-direct-define"].oracle)
-        )
-        assert good.success and env.results[0].detail == "a = 42"
+        good, env = _run(desk, tmp_path, task_id, list(TASKS[task_id].oracle))
+        assert good.success and env.results[0].detail == right
         assert env.startup_s < 10
-        wrong, env = _run(desk, tmp_path, "kalgebra-direct-define", [_kalgebra_input("a := 41"), "DONE"])
-        assert not wrong.success and env.results[0].detail == "a = 41"
-        clean = run_episode(
-            "kalgebra-direct-define",
-            ScienceBoardEnv(TASKS["kalgebra-direct-define"].task(), desk, tmp_path / "next"),
-            NullAgent(), GUI_PARSER, Budget(max_steps=2),
-        )  # fmt: skip
-        assert not clean.success  # the variable did not survive into a new task
+        bad, env = _run(desk, tmp_path, task_id, _wrong(task_id))
+        assert not bad.success and env.results[0].detail == wrong
+        env = ScienceBoardEnv(TASKS[fresh].task(), desk, tmp_path / "next")
+        assert not run_episode(fresh, env, NullAgent(), GUI_PARSER, Budget(max_steps=2)).success
 
 
 @pytest.mark.debian(*DESKTOP, "pymol")
@@ -113,24 +125,3 @@ def test_set_of_marks_tags_a_screenshot_and_clicks_by_tag(tmp_path):
             assert "Dictionary" in desk.a11y_tree()
         finally:
             env.close()
-
-
-@pytest.mark.debian(*DESKTOP, "stellarium")
-def test_stellarium_remote_control_reads_the_selection_and_time_rate(tmp_path):
-    from iclr26.scienceboard.desktop import Desktop
-    from iclr26.scienceboard.suite import _search
-
-    with Desktop() as desk:
-        good, env = _run(
-            desk, tmp_path, "stellarium-direct-sirius", list(TASKS["stellarium-direct-sirius"].oracle)
-        )
-        assert good.success and env.results[0].detail == "got Sirius"
-        assert env.startup_s < 10
-        wrong, env = _run(desk, tmp_path, "stellarium-direct-sirius", [_search("Vega"), "DONE"])
-        assert not wrong.success and env.results[0].detail == "got Vega"
-        null = run_episode(
-            "stellarium-basic-stop-time",
-            ScienceBoardEnv(TASKS["stellarium-basic-stop-time"].task(), desk, tmp_path / "t"),
-            NullAgent(), GUI_PARSER, Budget(max_steps=2),
-        )  # fmt: skip
-        assert not null.success  # time runs in a fresh Stellarium

@@ -39,6 +39,29 @@ class BuiltTask:
         return parse_task(self.spec, self.task_id)
 
 
+def _built(
+    app: str,
+    task_id: str,
+    kind: str,
+    instruction: str,
+    initialize: list[dict[str, Any]],
+    evaluate: list[dict[str, Any]],
+    oracle: list[str],
+    steps: int,
+) -> BuiltTask:
+    """A task in the authors' schema (`app` is the file's `type`) with its oracle replies."""
+    spec = {
+        "type": app,
+        "sort": "VM",
+        "steps": steps,
+        "version": "0.1",
+        "instruction": instruction,
+        "initialize": initialize,
+        "evaluate": evaluate,
+    }
+    return BuiltTask(task_id, kind, spec, tuple(oracle))
+
+
 def _doc(body: str) -> str:
     return f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
 
@@ -62,19 +85,11 @@ def _tex(
     oracle: list[str],
     steps: int = 8,
 ) -> BuiltTask:
-    spec = {
-        "type": "TeXstudio",
-        "sort": "VM",
-        "steps": steps,
-        "version": "0.1",
-        "instruction": instruction,
-        "initialize": [
-            {"func": "touch", "path": DOC_PATH, "text": _doc(body)},
-            {"func": "launch", "command": "texstudio"},
-        ],
-        "evaluate": evaluate,
-    }
-    return BuiltTask(task_id, kind, spec, tuple(oracle))
+    initialize = [
+        {"func": "touch", "path": DOC_PATH, "text": _doc(body)},
+        {"func": "launch", "command": "texstudio"},
+    ]
+    return _built("TeXstudio", task_id, kind, instruction, initialize, evaluate, oracle, steps)
 
 
 def _replace_task(task_id: str, kind: str, instruction: str, sentence: str, value: str) -> BuiltTask:
@@ -174,19 +189,11 @@ def _pymol_commands(*commands: str) -> str:
 def _pymol(
     task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
 ) -> BuiltTask:
-    spec = {
-        "type": "PyMOL",
-        "sort": "VM",
-        "steps": 8,
-        "version": "0.1",
-        "instruction": instruction,
-        "initialize": [
-            {"func": "touch", "path": PDB_PATH, "text": PEPTIDE_PDB},
-            {"func": "launch", "command": "pymol"},
-        ],
-        "evaluate": evaluate,
-    }
-    return BuiltTask(task_id, kind, spec, tuple(oracle))
+    initialize = [
+        {"func": "touch", "path": PDB_PATH, "text": PEPTIDE_PDB},
+        {"func": "launch", "command": "pymol"},
+    ]
+    return _built("PyMOL", task_id, kind, instruction, initialize, evaluate, oracle, 8)
 
 
 def _atoms(selection: str, n: int) -> dict[str, Any]:
@@ -230,16 +237,8 @@ def _kalgebra_input(*expressions: str) -> str:
 def _kalgebra(
     task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
 ) -> BuiltTask:
-    spec = {
-        "type": "KAlgebra",
-        "sort": "VM",
-        "steps": 6,
-        "version": "0.1",
-        "instruction": instruction,
-        "initialize": [{"func": "launch", "command": "kalgebra"}],
-        "evaluate": evaluate,
-    }
-    return BuiltTask(task_id, kind, spec, tuple(oracle))
+    initialize = [{"func": "launch", "command": "kalgebra"}]
+    return _built("KAlgebra", task_id, kind, instruction, initialize, evaluate, oracle, 6)
 
 
 def _val(key: str, value: float) -> dict[str, Any]:
@@ -333,26 +332,18 @@ def _grass(
         ],
         "region": {"raster": "elevation"},
     }  # fmt: skip
-    spec = {
-        "type": "GrassGIS",
-        "sort": "VM",
-        "steps": 8,
-        "version": "0.1",
-        "instruction": instruction,
-        "initialize": [
-            {"func": "touch", "path": ELEV_PATH, "text": elevation_ascii()},
-            {"func": "touch", "path": WELLS_PATH, "text": wells},
-            {
-                "func": "map",
-                "grassdb": GIS_DB,
-                "location": GIS_LOCATION,
-                "mapset": "PERMANENT",
-                "build": build,
-            },
-        ],
-        "evaluate": evaluate,
-    }
-    return BuiltTask(task_id, kind, spec, tuple(oracle))
+    initialize = [
+        {"func": "touch", "path": ELEV_PATH, "text": elevation_ascii()},
+        {"func": "touch", "path": WELLS_PATH, "text": wells},
+        {
+            "func": "map",
+            "grassdb": GIS_DB,
+            "location": GIS_LOCATION,
+            "mapset": "PERMANENT",
+            "build": build,
+        },
+    ]
+    return _built("GrassGIS", task_id, kind, instruction, initialize, evaluate, oracle, 8)
 
 
 def _region(key: str, value: float) -> dict[str, Any]:
@@ -418,16 +409,8 @@ def _search(name: str) -> str:
 def _stellarium(
     task_id: str, kind: str, instruction: str, evaluate: list[dict[str, Any]], oracle: list[str]
 ) -> BuiltTask:
-    spec = {
-        "type": "Stellarium",
-        "sort": "VM",
-        "steps": 6,
-        "version": "0.1",
-        "instruction": instruction,
-        "initialize": [{"func": "launch", "command": "stellarium"}],
-        "evaluate": evaluate,
-    }
-    return BuiltTask(task_id, kind, spec, tuple(oracle))
+    initialize = [{"func": "launch", "command": "stellarium"}]
+    return _built("Stellarium", task_id, kind, instruction, initialize, evaluate, oracle, 6)
 
 
 def _selected(name: str) -> dict[str, Any]:

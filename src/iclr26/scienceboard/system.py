@@ -26,6 +26,7 @@ from iclr26.agents import (
 )
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
+from iclr26.core.errors import UserError
 from iclr26.core.records import markdown_table
 from iclr26.core.system import preset_table
 from iclr26.scienceboard.config import DOMAINS, ScienceBoardConfig
@@ -113,6 +114,11 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
             t0 = time.perf_counter()
             if name == "llm":
                 model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
+                if cfg.observation == "screenshot" and not model.supports_images:
+                    raise UserError(
+                        f"observation=screenshot needs a model that reads images; {model.name} reads text "
+                        "(use a11y_tree, or a served vision model with llm=http)"
+                    )
                 episodes = []
                 for task_id in ids:  # one agent per task: its system prompt names the app
                     t = by_id[task_id]

@@ -57,6 +57,7 @@ def test_selection_spreads_over_kinds_and_bad_config_is_named():
         ({"llm_domains": ("algebra",), "domains": ("gis",)}, "llm_domains"),
         ({"pause_s": 9}, "pause_s"),
         ({"history_turns": 0}, "history_turns"),
+        ({"task_timeout_s": 0}, "task_timeout_s"),
     ]:
         with pytest.raises(ConfigError, match=message):
             ScienceBoardConfig(**bad)

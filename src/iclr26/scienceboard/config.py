@@ -55,6 +55,9 @@ class ScienceBoardConfig:
     """earlier observation/reply pairs the model sees (the paper keeps 3)"""
     max_steps: int = 0
     """agent turns per task (0: the task file's `steps`, plus 2 for the closing DONE/ANSWER)"""
+    task_timeout_s: float = 600.0
+    """wall-clock limit of one task; past it the task ends as failed (`max_wall_time`) and its app is
+    stopped before the next task starts"""
     a11y_chars: int = 5000
     """characters of the linearised accessibility tree shown per turn (the bench shows SmolLM2 800: it
     has 2,048 tokens of context; the paper preset 12,000)"""
@@ -83,5 +86,9 @@ class ScienceBoardConfig:
         check_int("max_tokens", self.max_tokens, 16)
         check_int("history_turns", self.history_turns, 1)
         check_int("a11y_chars", self.a11y_chars, 200)
+        if not isinstance(self.task_timeout_s, int | float) or self.task_timeout_s <= 0:
+            raise ConfigError(
+                f"task_timeout_s must be a positive number of seconds, got {self.task_timeout_s!r}"
+            )
         if not isinstance(self.pause_s, int | float) or not 0 <= self.pause_s <= 5:
             raise ConfigError(f"pause_s must be a number of seconds in [0, 5], got {self.pause_s!r}")

@@ -189,7 +189,7 @@ def _env_factory(
 
 
 def _budget(cfg: ScienceBoardConfig, task: BuiltTask) -> Budget:
-    return Budget(max_steps=cfg.max_steps or int(task.spec["steps"]) + 2)
+    return Budget(max_steps=cfg.max_steps or int(task.spec["steps"]) + 2, max_wall_s=cfg.task_timeout_s)
 
 
 def domain_rates(episodes: list[Episode], by_id: dict[str, BuiltTask]) -> dict[str, float]:

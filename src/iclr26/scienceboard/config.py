@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iclr26.core.config import ConfigError
-from iclr26.core.validation import check_in, check_int
+from iclr26.core.validation import check_in, check_int, check_seconds
 
 DOMAINS = ("algebra", "biochemistry", "gis", "astronomy", "documents")
 """The paper's domains, in its table's order (Lean's theorem proving is unsupported here)."""

@@ -86,9 +86,6 @@ class ScienceBoardConfig:
         check_int("max_tokens", self.max_tokens, 16)
         check_int("history_turns", self.history_turns, 1)
         check_int("a11y_chars", self.a11y_chars, 200)
-        if not isinstance(self.task_timeout_s, int | float) or self.task_timeout_s <= 0:
-            raise ConfigError(
-                f"task_timeout_s must be a positive number of seconds, got {self.task_timeout_s!r}"
-            )
+        check_seconds("task_timeout_s", self.task_timeout_s)
         if not isinstance(self.pause_s, int | float) or not 0 <= self.pause_s <= 5:
             raise ConfigError(f"pause_s must be a number of seconds in [0, 5], got {self.pause_s!r}")

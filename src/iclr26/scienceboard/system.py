@@ -93,7 +93,6 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
         return _mapping(cfg)
     from iclr26.scienceboard.desktop import Desktop
     from iclr26.scienceboard.env import GUI_PARSER, ScienceBoardEnv
-    from iclr26.scienceboard.prompting import system_prompt
 
     tasks = select_tasks(cfg, cfg.per_domain)
     by_id = {t.task_id: t for t in tasks}
@@ -112,41 +111,22 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
             envs: dict[str, ScienceBoardEnv] = {}
             make_env = _env_factory(cfg, ctx, desk, Path(tmp) / name, by_id, name, envs)
             t0 = time.perf_counter()
-            if name == "llm":
-                model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
-                if cfg.observation == "screenshot" and not model.supports_images:
-                    raise UserError(
-                        f"observation=screenshot needs a model that reads images; {model.name} reads text "
-                        "(use a11y_tree, or a served vision model with llm=http)"
-                    )
+            agent_for = _agent_factory(cfg, ctx, name, by_id)
+            with ctx.progress(f"{name} on {len(ids)} tasks", len(ids)) as advance:
                 episodes = []
-                for task_id in ids:  # one agent per task: its system prompt names the app
+                for task_id in ids:
                     t = by_id[task_id]
-                    agent = LLMAgent(
-                        model, system_prompt(t.spec["type"], cfg.observation), GUI_PARSER,
-                        max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
-                        name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
-                        stop=("\n```",) if cfg.prefill else None,
-                    )  # fmt: skip
                     episodes += run_suite(
-                        [task_id], make_env, agent, GUI_PARSER, _budget(cfg, t), episodes_file=episodes_file
+                        [task_id],
+                        make_env,
+                        agent_for(t),
+                        GUI_PARSER,
+                        _budget(cfg, t),
+                        episodes_file=episodes_file,
                     )
-                    ctx.log(f"{agent.name} {task_id}: {'pass' if episodes[-1].success else 'fail'}")
+                    advance(1)
+            if name == "llm":
                 write_html(ctx.out_dir / "episodes.html", episodes, "the model agent on ScienceBoard")
-            else:
-                agent = (
-                    OracleAgent({k: list(t.oracle) for k, t in by_id.items()})
-                    if name == "oracle"
-                    else NullAgent()
-                )
-                with ctx.progress(f"{agent.name} on {len(ids)} tasks", len(ids)) as advance:
-                    episodes = []
-                    for task_id in ids:
-                        episodes += run_suite(
-                            [task_id], make_env, agent, GUI_PARSER, _budget(cfg, by_id[task_id]),
-                            episodes_file=episodes_file,
-                        )  # fmt: skip
-                        advance(1)
             seconds[name] = time.perf_counter() - t0
             runs[name] = episodes
             with (ctx.out_dir / "checks.jsonl").open("a", encoding="utf-8") as f:  # why each task passed
@@ -158,6 +138,36 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
                     startup[env.app].append(env.startup_s)
             ctx.log(f"{name}: {sum(e.success for e in episodes)}/{len(episodes)} in {seconds[name]:.0f} s")
     return _report(cfg, ctx, by_id, runs, startup, seconds)
+
+
+def _agent_factory(cfg: ScienceBoardConfig, ctx: RunContext, name: str, by_id: dict[str, BuiltTask]) -> Any:
+    """`agent_for(task)`: the oracle (the reference solutions) and the null agent serve every task; the
+    model agent is made per task, as its system prompt names the task's app."""
+    from iclr26.scienceboard.env import GUI_PARSER
+    from iclr26.scienceboard.prompting import system_prompt
+
+    if name == "oracle":
+        oracle = OracleAgent({k: list(t.oracle) for k, t in by_id.items()})
+        return lambda task: oracle
+    if name == "null":
+        null = NullAgent()
+        return lambda task: null
+    model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
+    if cfg.observation == "screenshot" and not model.supports_images:
+        raise UserError(
+            f"observation=screenshot needs a model that reads images; {model.name} reads text "
+            "(use a11y_tree, or a served vision model with llm=http)"
+        )
+
+    def agent_for(task: BuiltTask) -> LLMAgent:
+        return LLMAgent(
+            model, system_prompt(task.spec["type"], cfg.observation), GUI_PARSER,
+            max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
+            name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
+            stop=("\n```",) if cfg.prefill else None,
+        )  # fmt: skip
+
+    return agent_for
 
 
 def _env_factory(

@@ -1,0 +1,178 @@
+"""Training the session transformer on video sessions with the three proxy tasks (VINCIE §3.3):
+the rectified-flow velocity loss at logit-normal timesteps, AdamW with warm-up and cosine decay.
+
+The data are `sessions` videos made here, session i drawn from its own seed, so the dataset has a
+size (the paper's data-scaling axis) and needs no storage. Every (step, row) has its own seed for
+its session, proxy task, dropout, timestep and noise: a run repeats bit for bit on one machine,
+does not depend on the number of processes, and resumes from its checkpoint exactly. Under
+`torchrun` each rank takes its rows of every batch and DDP averages the gradients.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.config import ConfigError
+from iclr26.core.distributed import DistInfo, all_reduce_mean
+from iclr26.core.schedule import warmup_cosine
+from iclr26.core.seeding import derive_seed
+from iclr26.core.validation import check_int, check_interval
+from iclr26.vincie.flow import flow_loss, logit_normal
+from iclr26.vincie.model import ModelConfig, SessionDiT
+from iclr26.vincie.sequence import Batch, ProxyConfig, Tokenizer, collate, training_example
+from iclr26.vincie.video import Session, video_session
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Data size and optimisation."""
+
+    sessions: int = 20_000
+    """training sessions (videos made here; session i comes from its own seed)"""
+    max_images: int = 5
+    """images per training session at most (the paper: 2–20)"""
+    steps: int = 2000
+    """optimiser steps"""
+    batch: int = 16
+    """examples per step (split over processes under torchrun)"""
+    lr: float = 1e-3
+    """AdamW peak learning rate"""
+    weight_decay: float = 0.0
+    """AdamW weight decay"""
+    warmup: int = 50
+    """linear warm-up steps before the cosine decay"""
+    checkpoint_every: int = 100
+    """steps between checkpoints"""
+
+    def __post_init__(self) -> None:
+        for name in ("sessions", "steps", "batch", "checkpoint_every"):
+            check_int(name, getattr(self, name), 1)
+        check_int("max_images", self.max_images, 2)
+        check_int("warmup", self.warmup, 0)
+        check_interval("lr", self.lr, 0, closed=(False, True))
+        check_interval("weight_decay", self.weight_decay, 0)
+
+
+def session_for(seed: int, index: int, size: int, max_images: int, max_words: int) -> Session:
+    """Training session `index` of the dataset of run `seed`."""
+    rng = np.random.default_rng(derive_seed(seed, "session", index))
+    return video_session(rng, size, f"train-{index}", max_images=max_images, max_words=max_words)
+
+
+def make_batch(
+    seed: int,
+    step: int,
+    rows: range,
+    train: TrainConfig,
+    proxy: ProxyConfig,
+    model: ModelConfig,
+    tok: Tokenizer,
+    data: Sequence[Session] | None = None,
+) -> tuple[Batch, Tensor, Tensor]:
+    """The examples, timesteps and noise of `rows` of step `step`, each from its own seed; sessions
+    come from `data` when given, else from the videos made here."""
+    examples, ts, noises = [], [], []
+    for r in rows:
+        rng = np.random.default_rng(derive_seed(seed, "example", step, r))
+        if data:
+            session = data[int(rng.integers(len(data)))]
+        else:
+            index = int(rng.integers(train.sessions))
+            session = session_for(seed, index, model.image_size, train.max_images, model.max_words)
+        examples.append(training_example(session, rng, proxy, tok, model.max_words))
+        gen = torch.Generator().manual_seed(derive_seed(seed, "noise", step, r))
+        ts.append(logit_normal(1, gen))
+        noises.append(gen)
+    batch = collate(examples)
+    noise = torch.stack([torch.randn(batch.frames.shape[1:], generator=g) for g in noises])
+    return batch, torch.cat(ts), noise
+
+
+def train_session_model(
+    model_cfg: ModelConfig,
+    proxy: ProxyConfig,
+    cfg: TrainConfig,
+    *,
+    seed: int = 0,
+    checkpoint: Path | None = None,
+    info: DistInfo | None = None,
+    on_step: Callable[[int, float], None] | None = None,
+    data: Sequence[Session] | None = None,
+) -> tuple[SessionDiT, list[float]]:
+    """Train a SessionDiT (resuming from `checkpoint`) on `data` or on videos made here; returns it
+    and the loss of every step."""
+    if model_cfg.max_turns < cfg.max_images - 1:
+        raise ConfigError(
+            f"model.max_turns={model_cfg.max_turns} is below the {cfg.max_images - 1} turns of a session"
+        )
+    info = info or DistInfo()
+    if cfg.batch % info.world_size:
+        raise ConfigError(f"train.batch={cfg.batch} must be a multiple of the {info.world_size} processes")
+    tok = Tokenizer()
+    torch.manual_seed(derive_seed(seed, "init"))
+    net = SessionDiT(model_cfg, len(tok)).to(info.device)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
+    losses: list[float] = []
+    start = 0
+    sessions = [s.ident for s in data] if data else cfg.sessions
+    identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed, "sessions": sessions}
+    if checkpoint is not None and checkpoint.exists():
+        state = torch.load(checkpoint, map_location=info.device, weights_only=True)
+        if state["identity"] != identity:
+            raise ConfigError(
+                f"checkpoint {checkpoint} holds another model, proxy set, seed or dataset; use a new --out"
+            )
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        losses, start = list(state["losses"]), int(state["step"])
+    model: torch.nn.Module = net
+    if info.world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(net)
+    rows = range(info.rank, cfg.batch, info.world_size)
+    net.train()
+    for step in range(start, cfg.steps):
+        t0 = time.perf_counter()
+        batch, t, noise = make_batch(seed, step, rows, cfg, proxy, model_cfg, tok, data)
+        batch = batch.to(info.device)
+        loss = flow_loss(model, batch, t.to(info.device), noise.to(info.device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        value = float(all_reduce_mean(loss.detach().clone(), info))
+        if not math.isfinite(value):
+            raise FloatingPointError(f"training loss is {value} at step {step + 1}; lower train.lr")
+        losses.append(value)
+        done = step + 1
+        if (
+            checkpoint is not None
+            and info.is_main
+            and (done % cfg.checkpoint_every == 0 or done == cfg.steps)
+        ):
+            save_checkpoint(
+                checkpoint,
+                {
+                    "identity": identity,
+                    "model": net.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "losses": losses,
+                    "step": done,
+                },
+            )
+        if on_step is not None and info.is_main:
+            on_step(done, time.perf_counter() - t0)
+    net.eval()
+    return net, losses

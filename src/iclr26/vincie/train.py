@@ -38,9 +38,9 @@ class TrainConfig:
 
     sessions: int = 20_000
     """training sessions (videos made here; session i comes from its own seed)"""
-    max_images: int = 5
+    max_images: int = 4
     """images per training session at most (the paper: 2–20)"""
-    steps: int = 2000
+    steps: int = 1800
     """optimiser steps"""
     batch: int = 16
     """examples per step (split over processes under torchrun)"""
@@ -124,7 +124,7 @@ def train_session_model(
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
     losses: list[float] = []
     start = 0
-    sessions = [s.ident for s in data] if data else cfg.sessions
+    sessions = [s.ident for s in data] if data else [cfg.sessions, cfg.max_images]
     identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed, "sessions": sessions}
     if checkpoint is not None and checkpoint.exists():
         state = torch.load(checkpoint, map_location=info.device, weights_only=True)

@@ -134,3 +134,28 @@ def test_model_config_rejects_bad_sizes():
         ModelConfig(width=32, heads=4)
     with pytest.raises(ValueError, match="attention"):
         ModelConfig(attention="causal")
+
+
+@pytest.mark.parametrize(
+    ("order", "context_masks"), [("masks_first", False), ("masks_first", True), ("image_only", True)]
+)
+def test_multi_turn_editing_shapes_and_masks(order, context_masks):
+    from iclr26.vincie.editing import SamplerConfig, copy_previous, model_editor
+
+    net = _model()
+    sessions = [edit_session(np.random.default_rng(i), 16, 3, f"e{i}")[0] for i in range(2)]
+    cfg = SamplerConfig(steps=2, order=order, context_masks=context_masks)
+    out = model_editor(net, cfg)(sessions, 3)
+    assert len(out.images) == 2 and all(len(r) == 3 for r in out.images)
+    assert (
+        out.images[0][2].shape == (16, 16, 3) and 0 <= out.images[0][2].min() <= out.images[0][2].max() <= 1
+    )
+    made = [m for r in out.masks_current + out.masks_next for m in r]
+    if order == "masks_first":
+        assert all(m is not None and m.dtype == bool and m.shape == (16, 16) for m in made)
+    else:
+        assert all(m is None for m in made)
+    pair = model_editor(net, cfg, pairwise=True)(sessions, 3)
+    assert len(pair.images[1]) == 3
+    copy = copy_previous(sessions, 3)
+    assert all((im == s.images[0]).all() for s, r in zip(sessions, copy.images, strict=True) for im in r)

@@ -104,10 +104,13 @@ def model_editor(
                         turn = k
                     keep = {}
                     for j in range(turn + 1):
-                        keep[(j, 1)] = (cfg.context_masks and j < turn) or (
+                        earlier = cfg.context_masks and j < turn  # only masks that were generated
+                        keep[(j, 1)] = (earlier and cur[i][j] is not None) or (
                             j == turn and "current_mask" in made
                         )
-                        keep[(j, 2)] = (cfg.context_masks and j < turn) or (j == turn and "next_mask" in made)
+                        keep[(j, 2)] = (earlier and nxt[i][j] is not None) or (
+                            j == turn and "next_mask" in made
+                        )
                     examples.append(layout(view, turn, target, tok, budget, keep=keep))
                     nulls.append(layout(view, turn, target, tok, budget, keep=keep, null_text=True).words)
                 batch = collate(examples)

@@ -166,12 +166,15 @@ def test_load_sessions_reads_masks(tmp_path):
         "masks_current": ["c0.png"],
     }
     (tmp_path / "annotation.json").write_text(json.dumps([row]))
-    got = load_sessions(tmp_path)[0]
-    assert (got.masks_current[0] == s.masks_current[0]).all() and got.masks_next is None
+    with pytest.raises(SessionError, match="session r: has masks_current only"):
+        load_sessions(tmp_path)
     row["masks_next"] = ["n0.png"]
     (tmp_path / "annotation.json").write_text(json.dumps([row]))
     with pytest.raises(SessionError, match="session r, turn 0: masks_next is not binary"):
         load_sessions(tmp_path)
+    Image.fromarray(s.masks_next[0].astype(np.uint8) * 255).save(tmp_path / "n0.png")
+    got = load_sessions(tmp_path)[0]
+    assert (got.masks_current[0] == s.masks_current[0]).all() and (got.masks_next[0] == s.masks_next[0]).all()
 
 
 def test_random_edits_keep_scenes_valid():
@@ -182,3 +185,12 @@ def test_random_edits_keep_scenes_valid():
         pairs = [(s.colour, s.shape) for s in scene.sprites]
         assert len(pairs) == len(set(pairs)) and 1 <= len(pairs) <= 5
         assert all(0.1 <= s.x <= 0.9 and 0.1 <= s.y <= 0.9 for s in scene.sprites)
+
+
+def test_one_mask_set_alone_and_long_words_name_the_session_and_turn():
+    s, _ = edit_session(np.random.default_rng(13), 32, 2, "half")
+    with pytest.raises(SessionError, match="session half: has masks_current only; give both"):
+        check_session(Session("half", s.images, s.instructions, s.masks_current, None))
+    long = Session("w", s.images, [s.instructions[0], "make the red circle, " + "big " * 16])
+    with pytest.raises(SessionError, match="session w, turn 1: instruction has 20 words"):
+        layout(long, 1, "next_image", Tokenizer(), 16)

@@ -159,3 +159,12 @@ def test_multi_turn_editing_shapes_and_masks(order, context_masks):
     assert len(pair.images[1]) == 3
     copy = copy_previous(sessions, 3)
     assert all((im == s.images[0]).all() for s, r in zip(sessions, copy.images, strict=True) for im in r)
+
+
+def test_ablated_models_make_only_the_masks_they_learned():
+    from iclr26.vincie.editing import SamplerConfig, model_editor
+
+    net = _model()
+    sessions = [edit_session(np.random.default_rng(0), 16, 2, "a")[0]]
+    out = model_editor(net, SamplerConfig(steps=1), tasks=("next_image", "next_mask"))(sessions, 2)
+    assert all(m is None for m in out.masks_current[0]) and all(m is not None for m in out.masks_next[0])

@@ -142,3 +142,30 @@ def test_system_smoke(tmp_path):
     assert (tmp_path / "run" / "session.png").exists() and (tmp_path / "run" / "success_at_turn.png").exists()
     scores = json.loads((tmp_path / "run" / "scores.json").read_text())
     assert len(scores["vincie"]) == 2 and len(scores["vincie"][0]) == 2
+
+
+def test_resumed_run_reuses_its_outputs(tmp_path):
+    """A second run on the same folder loads the generated images and masks (the figure still draws);
+    outputs made under another config are not reused."""
+    from iclr26.core.runner import run_system
+    from iclr26.vincie import SYSTEM
+    from iclr26.vincie.system import _load
+
+    out = tmp_path / "run"
+    first, _ = run_system(SYSTEM, "smoke", {"methods": "vincie,copy"}, out=out)
+    stamp = (out / "outputs_vincie.npz").stat().st_mtime_ns
+    again, _ = run_system(SYSTEM, "smoke", {"methods": "vincie,copy"}, out=out)
+    assert (out / "outputs_vincie.npz").stat().st_mtime_ns == stamp
+    assert again.report.tables[1].rows == first.report.tables[1].rows
+    assert _load(out / "outputs_vincie.npz", "another config") is None
+
+
+def test_benchmark_edits_are_visible_so_copy_never_passes():
+    rng = np.random.default_rng(12)
+    for i in range(40):
+        s = edit_session(rng, 32, 5, f"v{i}")[0]
+        for k in range(5):
+            sc = score_turn(
+                s.images[k], s.images[k], s.images[k], s.images[k + 1], s.masks_current[k], s.masks_next[k]
+            )
+            assert not sc.passed, f"session {i} turn {k}: copy passed"

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_in
 from iclr26.vincie.flow import sample
 from iclr26.vincie.model import SessionDiT
-from iclr26.vincie.sequence import ORDERS, Tokenizer, collate, layout
+from iclr26.vincie.sequence import ORDERS, TASKS, Tokenizer, collate, layout
 from iclr26.vincie.video import Session
 
 
@@ -65,26 +66,32 @@ def to_mask(frame: torch.Tensor) -> np.ndarray:
 
 
 def model_editor(
-    model: SessionDiT, cfg: SamplerConfig, *, pairwise: bool = False, seed: int = 0
+    model: SessionDiT,
+    cfg: SamplerConfig,
+    *,
+    pairwise: bool = False,
+    seed: int = 0,
+    tasks: tuple[str, ...] = TASKS,
 ) -> Callable[[list[Session], int], Outputs]:
-    """Edit every session for `turns` turns with `model` (or as a single-turn editor)."""
+    """Edit every session for `turns` turns with `model` (or as a single-turn editor). With the
+    masks-first order, only the masks of the proxy tasks the model trained on (`tasks`) are made."""
     tok = Tokenizer()
     budget = model.cfg.max_words
 
     def run(sessions: list[Session], turns: int) -> Outputs:
         n, size = len(sessions), sessions[0].images.shape[1]
-        gen = torch.Generator().manual_seed(seed)
+        # the noise depends on the sessions, so batches of different sessions draw different noise
+        gen = torch.Generator().manual_seed(derive_seed(seed, *[s.ident for s in sessions]))
         imgs = [[s.images[0]] for s in sessions]
         cur: list[list] = [[] for _ in sessions]
         nxt: list[list] = [[] for _ in sessions]
         blank = np.zeros((size, size, 3), np.float32)
         t0 = time.perf_counter()
         for k in range(turns):
-            order = (
-                ("next_image",)
-                if (pairwise or cfg.order == "image_only")
-                else ("current_mask", "next_mask", "next_image")
-            )
+            if pairwise or cfg.order == "image_only":
+                order: tuple[str, ...] = ("next_image",)
+            else:
+                order = tuple(t for t in ("current_mask", "next_mask", "next_image") if t in tasks)
             made: dict[str, list[np.ndarray]] = {}
             for target in order:
                 examples, nulls = [], []

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from iclr26.core.validation import check_interval
 from iclr26.vincie.model import NULL, PAD, UNK
-from iclr26.vincie.video import Session, SessionError, vocabulary
+from iclr26.vincie.video import Session, SessionError, vocabulary, words
 
 TASKS = ("next_image", "current_mask", "next_mask")
 ORDERS = ("masks_first", "image_only")  # inference: M_k0 → M_k1 → I_{k+1}, or I_{k+1} alone
@@ -37,14 +37,13 @@ class Tokenizer:
     def __len__(self) -> int:
         return len(self.words) + 3
 
-    def encode(self, text: str, budget: int) -> list[int]:
-        """Ids of the words of `text`, padded with PAD to `budget`; SessionError when it is longer."""
-        words = text.lower().replace(",", " ").split()
-        if len(words) > budget:
-            raise SessionError(
-                f"instruction {text!r} has {len(words)} words, over the text budget of {budget}"
-            )
-        return [self.ids.get(w, UNK) for w in words] + [PAD] * (budget - len(words))
+    def encode(self, text: str, budget: int, where: str = "instruction") -> list[int]:
+        """Ids of the words of `text`, padded with PAD to `budget`; a SessionError naming `where`
+        (the session and turn) when it is longer."""
+        ws = words(text)
+        if len(ws) > budget:
+            raise SessionError(f"{where}: instruction has {len(ws)} words, over the text budget of {budget}")
+        return [self.ids.get(w, UNK) for w in ws] + [PAD] * (budget - len(ws))
 
 
 @dataclass(frozen=True)
@@ -145,10 +144,13 @@ def layout(
         block.append(k)
         index.append(3 * k + slot)
         is_target.append(name == target)
-    words = [tok.encode(session.instructions[j], budget) for j in range(k + 1)]
+    ids = [
+        tok.encode(session.instructions[j], budget, f"session {session.ident}, turn {j}")
+        for j in range(k + 1)
+    ]
     if null_text:
-        words[k] = [NULL] * budget
-    return Example(torch.stack(frames), block, index, is_target, words, target)
+        ids[k] = [NULL] * budget
+    return Example(torch.stack(frames), block, index, is_target, ids, target)
 
 
 def training_example(

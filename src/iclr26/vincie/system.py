@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.config import with_changes
+from iclr26.core.config import config_to_dict, with_changes
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.parallel import parallel_map
 from iclr26.core.seeding import derive_seed
@@ -25,7 +26,7 @@ from iclr26.vincie.judge import LLMJudge, TurnScore, cumulative_success, mask_io
 from iclr26.vincie.model import SessionDiT
 from iclr26.vincie.sequence import Tokenizer
 from iclr26.vincie.train import train_session_model
-from iclr26.vincie.video import Session, edit_session, load_sessions, paraphrase
+from iclr26.vincie.video import Session, edit_session, load_sessions, paraphrase, words
 
 EVAL_CHUNK = 16  # sessions sampled together
 
@@ -59,25 +60,30 @@ def judge_outputs(
     return table
 
 
-def _save(path, outputs: Outputs) -> None:
+def _save(path: Path, outputs: Outputs, key: str) -> None:
+    """Keep a method's generated images and masks (a mask that was not made is stored empty)."""
+
+    def masks(rows: list[list[np.ndarray | None]]) -> np.ndarray:
+        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)  # one array per cell
+        for i, r in enumerate(rows):
+            for k, m in enumerate(r):
+                out[i, k] = np.zeros((0, 0), bool) if m is None else np.asarray(m, bool)
+        return out
+
     np.savez_compressed(
-        path,
-        images=np.asarray(outputs.images, np.float32),
-        masks_current=np.asarray(
-            [[m if m is not None else np.zeros(1) for m in r] for r in outputs.masks_current], dtype=object
-        ),
-        masks_next=np.asarray(
-            [[m if m is not None else np.zeros(1) for m in r] for r in outputs.masks_next], dtype=object
-        ),
-        seconds=outputs.seconds_per_turn,
-    )
+        path, images=np.asarray(outputs.images, np.float32), masks_current=masks(outputs.masks_current),
+        masks_next=masks(outputs.masks_next), seconds=outputs.seconds_per_turn, key=key,
+    )  # fmt: skip
 
 
-def _load(path) -> Outputs:
+def _load(path: Path, key: str) -> Outputs | None:
+    """The outputs saved at `path` when they were made under `key` (the method's config), else None."""
     z = np.load(path, allow_pickle=True)
+    if "key" not in z or str(z["key"]) != key:
+        return None
 
     def masks(a: np.ndarray) -> list[list[np.ndarray | None]]:
-        return [[m if m.ndim == 2 else None for m in r] for r in a]
+        return [[np.asarray(m, bool) if m.size else None for m in r] for r in a]
 
     return Outputs(
         [list(r) for r in z["images"]], masks(z["masks_current"]), masks(z["masks_next"]), float(z["seconds"])
@@ -110,7 +116,7 @@ def run(cfg: VincieConfig, ctx: RunContext) -> Report:
         for s in sessions:
             worded = [paraphrase(t, chat) for t in s.instructions]
             s.instructions = [
-                w if len(w.split()) <= cfg.model.max_words else t
+                w if len(words(w)) <= cfg.model.max_words else t
                 for w, t in zip(worded, s.instructions, strict=True)
             ]
     data = (
@@ -152,13 +158,21 @@ def run(cfg: VincieConfig, ctx: RunContext) -> Report:
             with_changes(cfg.sampler, {"order": "image_only"}) if m == "vincie_image_only" else cfg.sampler
         )
         net = models["vincie" if m == "vincie_image_only" else m]
-        return model_editor(net, sampler, pairwise=m == "pairwise", seed=derive_seed(cfg.seed, "sampler"))
+        tasks = with_changes(cfg.proxy, LEARNED["vincie" if m == "vincie_image_only" else m]).tasks
+        return model_editor(
+            net, sampler, pairwise=m == "pairwise", seed=derive_seed(cfg.seed, "sampler"), tasks=tasks
+        )
 
     editors = {m: editor(m) for m in cfg.methods}
     for m in cfg.methods:
         path = ctx.out_dir / f"outputs_{m}.npz"
-        if path.exists():  # a resumed run keeps what it already generated
-            results[m] = _load(path)
+        # a resumed run keeps what it generated under the same model, training, sampler and benchmark
+        key_parts = [config_to_dict(c) for c in (cfg.model, cfg.proxy, cfg.train, cfg.sampler)]
+        key_parts += [m, cfg.seed, cfg.bench_sessions, cfg.turns, cfg.train_folder, cfg.paraphrase]
+        key = json.dumps(key_parts, sort_keys=True)
+        loaded = _load(path, key) if path.exists() else None
+        if loaded is not None:
+            results[m] = loaded
             continue
         parts = []
         with ctx.progress(f"editing with {m} (sessions)", total=len(sessions)) as advance:
@@ -170,7 +184,7 @@ def run(cfg: VincieConfig, ctx: RunContext) -> Report:
             [r for p in parts for r in p.images], [r for p in parts for r in p.masks_current],
             [r for p in parts for r in p.masks_next], float(np.mean([p.seconds_per_turn for p in parts])),
         )  # fmt: skip
-        _save(path, results[m])
+        _save(path, results[m], key)
     oracle = Outputs([list(s.images[1:]) for s in sessions])
     scores = {"oracle (true images)": judge_outputs(sessions, oracle, cfg.turns, llm)}
     scores |= {m: judge_outputs(sessions, results[m], cfg.turns, llm) for m in cfg.methods}

@@ -124,13 +124,18 @@ def train_session_model(
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
     losses: list[float] = []
     start = 0
-    sessions = [s.ident for s in data] if data else [cfg.sessions, cfg.max_images]
-    identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed, "sessions": sessions}
+    if data:  # sessions from a folder: cut to max_images, like the videos made here
+        data = [s.truncated(min(s.turns, cfg.max_images - 1)) for s in data]
+    optimisation = {k: v for k, v in asdict(cfg).items() if k != "checkpoint_every"}
+    sessions = [s.ident for s in data] if data else cfg.sessions
+    identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed}
+    identity |= {"sessions": sessions, "train": optimisation}
     if checkpoint is not None and checkpoint.exists():
         state = torch.load(checkpoint, map_location=info.device, weights_only=True)
         if state["identity"] != identity:
             raise ConfigError(
-                f"checkpoint {checkpoint} holds another model, proxy set, seed or dataset; use a new --out"
+                f"checkpoint {checkpoint} holds another model, proxy set, seed, dataset or optimisation; "
+                "use a new --out"
             )
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])

@@ -36,6 +36,12 @@ class SessionError(UserError):
     """A session that cannot be used; the message names the session and the turn."""
 
 
+def words(text: str) -> list[str]:
+    """The words of an instruction as the text encoder reads them (lower case, commas and full
+    stops as spaces); the text budget counts these."""
+    return text.lower().replace(",", " ").replace(".", " ").split()
+
+
 @dataclass
 class Session:
     """An editing session: n images (n, H, W, 3) in [0, 1], n − 1 instructions, and per turn the
@@ -74,6 +80,9 @@ def check_session(session: Session, max_words: int | None = None) -> Session:
             f"session {sid}: {len(images)} images need {len(images) - 1} instructions, "
             f"got {len(session.instructions)}"
         )
+    if (session.masks_current is None) != (session.masks_next is None):
+        have = "masks_current" if session.masks_current is not None else "masks_next"
+        raise SessionError(f"session {sid}: has {have} only; give both mask sets or neither")
     for name in ("masks_current", "masks_next"):
         m = getattr(session, name)
         if m is None:
@@ -91,7 +100,7 @@ def check_session(session: Session, max_words: int | None = None) -> Session:
                 )
     if max_words is not None:
         for k, text in enumerate(session.instructions):
-            n = len(text.split())
+            n = len(words(text))
             if n > max_words:
                 raise SessionError(
                     f"session {sid}, turn {k}: instruction has {n} words, over the text budget of {max_words}"
@@ -171,8 +180,8 @@ def paraphrase(text: str, model: object) -> str:
     )
     reply = model.chat([{"role": "user", "content": prompt}], max_tokens=40)[0]  # type: ignore[attr-defined]
     out = reply.text.strip().strip(".").lower()
-    keep = [w for w in text.split() if w in COLOURS or w in SHAPES]
-    return out if out and all(w in out.split() for w in keep) and len(out.split()) <= 24 else text
+    keep = [w for w in words(text) if w in COLOURS or w in SHAPES]
+    return out if out and all(w in words(out) for w in keep) and len(words(out)) <= 24 else text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,24 +284,30 @@ def video_session(
         s = annotate(video, frames, size, ident, variant=int(rng.integers(2)))
         if s is not None:
             s = s.truncated(min(s.turns, max_images - 1))
-            if all(len(t.split()) <= max_words for t in s.instructions):
+            if all(len(words(t)) <= max_words for t in s.instructions):
                 return s
 
 
 def edit_session(rng: np.random.Generator, size: int, turns: int, ident: str) -> tuple[Session, list[Scene]]:
-    """A benchmark session: a scene and `turns` complete edits (no partial moves), with its scenes."""
+    """A benchmark session: a scene and `turns` complete edits (no partial moves), with its scenes.
+    An edit that changes no pixel (a sprite hidden behind another) is drawn again, so copying the
+    previous image can never pass a turn."""
     scenes = [random_scene(rng)]
     edits = []
-    for _ in range(turns):
-        e = random_edit(rng, scenes[-1])
+    for k in range(turns):
+        for _ in range(100):
+            e = random_edit(rng, scenes[-1])
+            after = apply_edit(scenes[-1], e)
+            if (np.abs(render(after, size)[0] - render(scenes[-1], size)[0]).max(-1) > 0.12).any():
+                break
+        else:
+            raise ValueError(f"session {ident}, turn {k}: no visible edit found in 100 draws")
         edits.append(e)
-        scenes.append(apply_edit(scenes[-1], e))
+        scenes.append(after)
     video = Video(scenes, [[(e, 1.0) for e in edits[:k]] for k in range(turns + 1)])
     s = annotate(video, list(range(turns + 1)), size, ident)
-    if s is None or s.turns != turns:
-        raise ValueError(
-            f"session {ident}: an edit left the scene unchanged"
-        )  # cannot happen: edits change it
+    if s is None or s.turns != turns:  # cannot happen: every kept edit changes pixels
+        raise ValueError(f"session {ident}: an edit left the scene unchanged")
     s.instructions = [instruction(e, 1.0, int(rng.integers(2))) for e in edits]
     return s, scenes
 

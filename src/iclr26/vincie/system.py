@@ -103,7 +103,10 @@ def _train_one(
         cfg.model, with_changes(cfg.proxy, LEARNED[method]), cfg.train, seed=cfg.seed,
         checkpoint=checkpoint, info=info, on_step=on_step, data=data,
     )  # fmt: skip
-    return {k: v.cpu() for k, v in net.state_dict().items()}, losses, time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    if checkpoint.exists():  # the training's own wall time, summed over the runs that resumed it
+        seconds = float(torch.load(checkpoint, weights_only=True).get("seconds", seconds))
+    return {k: v.cpu() for k, v in net.state_dict().items()}, losses, seconds
 
 
 def run(cfg: VincieConfig, ctx: RunContext) -> Report:

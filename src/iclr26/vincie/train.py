@@ -123,7 +123,7 @@ def train_session_model(
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
     losses: list[float] = []
-    start = 0
+    start, seconds = 0, 0.0  # seconds: wall time of the training steps, kept across resumes
     if data:  # sessions from a folder: cut to max_images, like the videos made here
         data = [s.truncated(min(s.turns, cfg.max_images - 1)) for s in data]
     optimisation = {k: v for k, v in asdict(cfg).items() if k != "checkpoint_every"}
@@ -141,6 +141,7 @@ def train_session_model(
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         losses, start = list(state["losses"]), int(state["step"])
+        seconds = float(state.get("seconds", 0.0))
     model: torch.nn.Module = net
     if info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(net)
@@ -161,6 +162,7 @@ def train_session_model(
             raise FloatingPointError(f"training loss is {value} at step {step + 1}; lower train.lr")
         losses.append(value)
         done = step + 1
+        seconds += time.perf_counter() - t0
         if (
             checkpoint is not None
             and info.is_main
@@ -175,6 +177,7 @@ def train_session_model(
                     "scheduler": sched.state_dict(),
                     "losses": losses,
                     "step": done,
+                    "seconds": seconds,
                 },
             )
         if on_step is not None and info.is_main:

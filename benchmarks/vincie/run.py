@@ -3,7 +3,7 @@ single-turn editor (same size, data, steps and seed), the proxy-task ablations a
 edited for 5 turns on held-out scenes; success at turn k, judge scores, pixel metrics and mask IoU,
 saved with provenance.
 
-    python benchmarks/vincie/run.py                   # the bench preset (CPU, methods trained side by side on Ray)
+    python benchmarks/vincie/run.py                   # the bench preset (CPU, Ray: methods side by side)
     python benchmarks/vincie/run.py --preset paper    # the authors' shape at 64 px (GPU)
 """
 

@@ -13,17 +13,15 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
+from iclr26.core.ssim import ssim_map
 from iclr26.core.validation import check_int
 
-# SSIM constants (Wang et al. 2004, as in skimage with gaussian_weights=True): Gaussian window of
-# σ = 1.5 truncated at 3.5σ (radius int(3.5·1.5 + 0.5) = 5, i.e. 11 taps), K1 = 0.01, K2 = 0.03.
+# SSIM window (Wang et al. 2004, as in skimage with gaussian_weights=True): Gaussian of σ = 1.5
+# truncated at 3.5σ (radius int(3.5·1.5 + 0.5) = 5, i.e. 11 taps); K1, K2 in iclr26.core.ssim.
 SSIM_SIGMA = 1.5
 SSIM_RADIUS = 5
-SSIM_K1 = 0.01
-SSIM_K2 = 0.03
 
 # Farneback parameters of tOF (TecoGAN's metric code uses the same values):
 # pyr_scale 0.5 (each pyramid level halves the image), levels 3, winsize 15 (averaging window),
@@ -91,34 +89,12 @@ def psnr_y(pred: Tensor, target: Tensor, crop: int = 0) -> float:
     return float(psnr.mean())
 
 
-def _gaussian_window(sigma: float, radius: int) -> Tensor:
-    """Normalised 1-D Gaussian taps exp(−x²/(2σ²)), x = −radius..radius, in float64."""
-    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
-    g = torch.exp(-0.5 * (x / sigma) ** 2)
-    return g / g.sum()
-
-
 def ssim_y(pred: Tensor, target: Tensor, crop: int = 0) -> float:
     """Mean over frames of SSIM on BT.601 luma (11×11 Gaussian window, σ = 1.5, data range 1)."""
-    size = 2 * SSIM_RADIUS + 1
-    yp, yt = _luma_pair(pred, target, crop, min_size=size)
-    g = _gaussian_window(SSIM_SIGMA, SSIM_RADIUS)
-    gy, gx = g.view(1, 1, size, 1), g.view(1, 1, 1, size)
-
-    def blur(z: Tensor) -> Tensor:
-        # separable Gaussian, "valid" region only: skimage filters with reflect padding but then crops
-        # (win_size − 1)/2 = 5 pixels at each border before averaging, exactly the pixels whose window
-        # reaches the padding, so the kept values only ever see real pixels.
-        return F.conv2d(F.conv2d(z.unsqueeze(1), gy), gx).squeeze(1)
-
-    mu_x, mu_y = blur(yp), blur(yt)
-    # population (co)variances: σx² = E[x²] − μx², σxy = E[xy] − μx μy (Gaussian-weighted expectations)
-    var_x = blur(yp * yp) - mu_x * mu_x
-    var_y = blur(yt * yt) - mu_y * mu_y
-    cov_xy = blur(yp * yt) - mu_x * mu_y
-    c1, c2 = SSIM_K1**2, SSIM_K2**2  # C_i = (K_i R)² with R = 1
-    # SSIM = (2 μx μy + C1)(2 σxy + C2) / ((μx² + μy² + C1)(σx² + σy² + C2))
-    s = ((2 * mu_x * mu_y + c1) * (2 * cov_xy + c2)) / ((mu_x**2 + mu_y**2 + c1) * (var_x + var_y + c2))
+    yp, yt = _luma_pair(pred, target, crop, min_size=2 * SSIM_RADIUS + 1)
+    # "valid" region only: skimage filters with reflect padding but then crops (win_size − 1)/2 = 5
+    # pixels at each border before averaging, exactly the pixels whose window reaches the padding
+    s = ssim_map(yp, yt, sigma=SSIM_SIGMA, radius=SSIM_RADIUS)
     return float(s.mean(dim=(-2, -1)).mean())
 
 

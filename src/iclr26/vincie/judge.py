@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr26.core.errors import UserError
+from iclr26.core.ssim import ssim_map as core_ssim_map
 
 PASS_SCORE = 6.0  # a turn passes iff both scores exceed this (MSE-Bench)
 DELTA = 0.12  # a pixel changed when some channel moved by more than this
@@ -49,24 +50,11 @@ def psnr(a: np.ndarray, b: np.ndarray, where: np.ndarray | None = None) -> float
 
 
 def ssim_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-pixel SSIM of two (H, W, 3) images (Wang et al. 2004; Gaussian σ = 1.5 window, reflect
-    padding), averaged over channels: (H, W)."""
-    x = torch.from_numpy(np.asarray(a, np.float64)).permute(2, 0, 1)[:, None]
-    y = torch.from_numpy(np.asarray(b, np.float64)).permute(2, 0, 1)[:, None]
-    r = SSIM_RADIUS
-    g = torch.exp(-0.5 * (torch.arange(-r, r + 1, dtype=torch.float64) / SSIM_SIGMA) ** 2)
-    g = g / g.sum()
-
-    def blur(z: torch.Tensor) -> torch.Tensor:
-        z = F.pad(z, (r, r, r, r), mode="reflect")
-        return F.conv2d(F.conv2d(z, g.view(1, 1, -1, 1)), g.view(1, 1, 1, -1))
-
-    mx, my = blur(x), blur(y)
-    vx, vy, cxy = blur(x * x) - mx**2, blur(y * y) - my**2, blur(x * y) - mx * my
-    c1, c2 = 0.01**2, 0.03**2
-    # SSIM = (2 μx μy + C1)(2 σxy + C2) / ((μx² + μy² + C1)(σx² + σy² + C2))
-    s = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx**2 + my**2 + c1) * (vx + vy + c2))
-    return s.mean(dim=0)[0].numpy()
+    """Per-pixel SSIM of two (H, W, 3) images (Gaussian σ = 1.5 window, reflect padding), averaged
+    over channels: (H, W)."""
+    x = torch.from_numpy(np.asarray(a, np.float64)).permute(2, 0, 1)
+    y = torch.from_numpy(np.asarray(b, np.float64)).permute(2, 0, 1)
+    return core_ssim_map(x, y, sigma=SSIM_SIGMA, radius=SSIM_RADIUS, pad=True).mean(dim=0).numpy()
 
 
 def mask_iou(pred: np.ndarray, true: np.ndarray) -> float:

@@ -19,7 +19,7 @@ import torch
 from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_in
 from iclr26.vincie.flow import sample
-from iclr26.vincie.model import SessionDiT
+from iclr26.vincie.model import NULL, SessionDiT
 from iclr26.vincie.sequence import ORDERS, TASKS, Tokenizer, collate, layout
 from iclr26.vincie.video import Session
 
@@ -86,12 +86,12 @@ def model_editor(
         cur: list[list] = [[] for _ in sessions]
         nxt: list[list] = [[] for _ in sessions]
         blank = np.zeros((size, size, 3), np.float32)
+        if pairwise or cfg.order == "image_only":
+            order: tuple[str, ...] = ("next_image",)
+        else:
+            order = tuple(t for t in ("current_mask", "next_mask", "next_image") if t in tasks)
         t0 = time.perf_counter()
         for k in range(turns):
-            if pairwise or cfg.order == "image_only":
-                order: tuple[str, ...] = ("next_image",)
-            else:
-                order = tuple(t for t in ("current_mask", "next_mask", "next_image") if t in tasks)
             made: dict[str, list[np.ndarray]] = {}
             for target in order:
                 examples, nulls = [], []
@@ -118,8 +118,9 @@ def model_editor(
                         keep[(j, 2)] = (earlier and nxt[i][j] is not None) or (
                             j == turn and "next_mask" in made
                         )
-                    examples.append(layout(view, turn, target, tok, budget, keep=keep))
-                    nulls.append(layout(view, turn, target, tok, budget, keep=keep, null_text=True).words)
+                    ex = layout(view, turn, target, tok, budget, keep=keep)
+                    examples.append(ex)
+                    nulls.append([*ex.words[:-1], [NULL] * budget])  # the current turn's words nulled
                 batch = collate(examples)
                 null_words = torch.tensor(nulls)
                 out = sample(model, batch, cfg.steps, cfg.shift, cfg.guidance, null_words, gen)

@@ -125,11 +125,6 @@ def render(scene: Scene, size: int) -> tuple[np.ndarray, np.ndarray]:
     return image, labels
 
 
-def visible(labels: np.ndarray, index: int) -> np.ndarray:
-    """Boolean mask of the pixels where sprite `index` is visible (not covered by a later sprite)."""
-    return labels == index
-
-
 # ---------------------------------------------------------------------------------------------
 # Random scenes and edits
 

@@ -4,6 +4,7 @@ turns in MSE-Bench's protocol and report success at turn k, the judge's scores a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -53,7 +54,7 @@ def judge_outputs(
             )
             if llm is not None:
                 pf, cs = llm.score(s.instructions[: k + 1], [s.images[0], *images[: k + 1]])
-                sc = TurnScore(pf, cs, *list(sc.__dict__.values())[2:])
+                sc = dataclasses.replace(sc, prompt_following=pf, consistency=cs)
             row.append(sc)
             prev = images[k]
         table.append(row)
@@ -157,13 +158,15 @@ def run(cfg: VincieConfig, ctx: RunContext) -> Report:
     def editor(m: str) -> Callable[[list[Session], int], Outputs]:
         if m == "copy":
             return copy_previous
-        sampler = (
-            with_changes(cfg.sampler, {"order": "image_only"}) if m == "vincie_image_only" else cfg.sampler
-        )
-        net = models["vincie" if m == "vincie_image_only" else m]
-        tasks = with_changes(cfg.proxy, LEARNED["vincie" if m == "vincie_image_only" else m]).tasks
+        trained = "vincie" if m == "vincie_image_only" else m  # the model this method samples
+        sampler = with_changes(cfg.sampler, {"order": "image_only"}) if trained != m else cfg.sampler
+        tasks = with_changes(cfg.proxy, LEARNED[trained]).tasks
         return model_editor(
-            net, sampler, pairwise=m == "pairwise", seed=derive_seed(cfg.seed, "sampler"), tasks=tasks
+            models[trained],
+            sampler,
+            pairwise=m == "pairwise",
+            seed=derive_seed(cfg.seed, "sampler"),
+            tasks=tasks,
         )
 
     editors = {m: editor(m) for m in cfg.methods}

@@ -19,6 +19,11 @@ import numpy as np
 
 from iclr26.core.errors import UserError
 from iclr26.vincie.scenes import (
+    COLOURS,
+    DIRECTIONS,
+    PLACES,
+    SHAPES,
+    TEXTURES,
     Edit,
     Scene,
     apply_edit,
@@ -132,48 +137,22 @@ def instruction(edit: Edit, amount: float = 1.0, variant: int = 0) -> str:
         word = {"bigger": ("bigger", "larger"), "smaller": ("smaller", "smaller")}[edit.value][v]
         return f"make {name} {little}{word}"
     if edit.kind == "retexture":
-        word = {"plain": "plain", "striped": "striped", "dotted": "dotted"}[edit.value]
-        return (f"make {name} {word}", f"give {name} a {word} look")[v]
+        return (f"make {name} {edit.value}", f"give {name} a {edit.value} look")[v]
     raise ValueError(f"unknown edit kind {edit.kind!r}")
 
 
 def vocabulary() -> list[str]:
     """Every word the templates can write (the text encoder's vocabulary)."""
-    from iclr26.vincie.scenes import COLOURS, DIRECTIONS, PLACES, SHAPES, TEXTURES
-
-    words = set(
-        [
-            "move",
-            "shift",
-            "a",
-            "little",
-            "add",
-            "put",
-            "at",
-            "the",
-            "in",
-            "remove",
-            "delete",
-            "make",
-            "turn",
-            "bigger",
-            "larger",
-            "smaller",
-            "give",
-            "look",
-            "and",
-        ]
-    )
-    words |= set(COLOURS) | set(SHAPES) | set(TEXTURES) | set(DIRECTIONS)
-    words |= {w for p in PLACES for w in p.split()} | {"centre"}
-    return sorted(words)
+    vocab = {"move", "shift", "a", "little", "add", "put", "at", "the", "in", "remove", "delete", "make"}
+    vocab |= {"turn", "bigger", "larger", "smaller", "give", "look", "and", "centre"}
+    vocab |= set(COLOURS) | set(SHAPES) | set(TEXTURES) | set(DIRECTIONS)
+    vocab |= {w for p in PLACES for w in p.split()}
+    return sorted(vocab)
 
 
 def paraphrase(text: str, model: object) -> str:
     """`text` reworded by a chat model (`core.llm`), kept only if every colour and shape word of
     the original survives; else the template itself."""
-    from iclr26.vincie.scenes import COLOURS, SHAPES
-
     prompt = (
         "Reword this image-editing instruction in one short sentence. Keep every colour and shape "
         f"word. Reply with the sentence only.\nInstruction: {text}"

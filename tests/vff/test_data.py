@@ -192,8 +192,8 @@ def test_load_clip():
     assert bikes.min() >= 0.0 and bikes.max() <= 1.0 and bikes.std() > 0.05
     carphone = load_clip("carphone", max_frames=3, stride=2)
     assert carphone.shape == (3, 3, 144, 176)
-    assert set(CLIP_NAMES) == {"bikes", "carphone", "bigbuckbunny"}
-    with pytest.raises(ValueError, match="bikes"):
+    assert set(CLIP_NAMES) == {"bikes", "carphone", "carphone_distorted", "bigbuckbunny"}
+    with pytest.raises(ValueError, match="neither a bundled clip"):
         load_clip("foreman")
     with pytest.raises(ValueError, match="stride"):
         load_clip("bikes", stride=0)

@@ -122,7 +122,7 @@ def test_training_lowers_the_loss_and_resumes_bitwise(tmp_path):
         return VideoFourierField(SMALL, frequencies=8)
 
     full = make()
-    losses = train_model(full, photos, cfg, seed=3)
+    losses = train_model(full, photos, cfg, seed=3).losses
 
     class Interrupted(Exception):
         pass
@@ -135,7 +135,7 @@ def test_training_lowers_the_loss_and_resumes_bitwise(tmp_path):
         train_model(make(), photos, cfg, seed=3, checkpoint=tmp_path / "c.pt", on_step=stop_after_two)
     resumed = make()
     torch.manual_seed(99)  # the global RNG at restart must not matter
-    losses2 = train_model(resumed, photos, cfg, seed=3, checkpoint=tmp_path / "c.pt")
+    losses2 = train_model(resumed, photos, cfg, seed=3, checkpoint=tmp_path / "c.pt").losses
     assert losses2 == losses
     assert all(
         torch.equal(a, b)
@@ -149,5 +149,5 @@ def test_training_reduces_l1_on_moving_views():
     torch.manual_seed(0)
     model = VideoFourierField(SMALL, frequencies=16)
     cfg = TrainConfig(steps=30, batch=2, lr_frames=2, lr_size=12, queries=256, lr=3e-3, warmup=2)
-    losses = train_model(model, ("astronaut", "chelsea", "coffee"), cfg, seed=0)
+    losses = train_model(model, ("astronaut", "chelsea", "coffee"), cfg, seed=0).losses
     assert np.mean(losses[-5:]) < np.mean(losses[:5])

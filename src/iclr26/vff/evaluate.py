@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +15,11 @@ from torch import Tensor
 
 from iclr26.core.records import pyplot
 from iclr26.vff.baselines import bicubic_linear
-from iclr26.vff.data import degrade, load_clip
-from iclr26.vff.metrics import evaluate_clip
-from iclr26.vff.models import render
+from iclr26.vff.clips import clip_frames, split_frames
+from iclr26.vff.data import degrade
+from iclr26.vff.field import frame_queries
+from iclr26.vff.metrics import evaluate_clip, psnr_y
+from iclr26.vff.models import interpolate_input, render
 from iclr26.vff.train import moving_view, photo_video
 
 Method = Callable[[Tensor, list[float], tuple[int, int]], Tensor]  # (lr clip, times, out size) -> frames
@@ -65,24 +67,67 @@ def synthetic_case(photo: str, seed: int, hr_size: int, lr_frames: int) -> Case:
     return Case(f"{photo}-{seed}", (hr_size, hr_size), frames)
 
 
-def clip_case(name: str, hr_size: int, lr_frames: int, max_tau: int) -> Case:
-    """A bundled real clip, centre-cropped to hr_size²; input frame k is source frame k·τ."""
-    clip = load_clip(name, max_frames=(lr_frames - 1) * max_tau + 1)
-    h, w = clip.shape[-2:]
+def clip_case(
+    source: str,
+    hr_size: int,
+    lr_frames: int,
+    max_tau: int,
+    first_frame: int = 0,
+    centre: tuple[float, float] = (0.5, 0.5),
+) -> Case:
+    """A real clip cropped to hr_size² around `centre` (fractions of height, width); input frame k is
+    source frame first_frame + k·τ."""
+    clip = clip_frames(str(source))
+    n, h, w = clip.shape[:3]
+    span = (lr_frames - 1) * max_tau + 1
     if hr_size > min(h, w):
         raise ValueError(
-            f"clip {name!r} is {h}×{w}, smaller than hr_size {hr_size}; lower hr_size or drop the clip"
+            f"clip {source!r} is {h}×{w}, smaller than hr_size {hr_size}; lower hr_size or drop the clip"
         )
-    top, left = (h - hr_size) // 2, (w - hr_size) // 2
-    clip = clip[:, :, top : top + hr_size, left : left + hr_size]
+    if first_frame + span > n:
+        raise ValueError(
+            f"clip {source!r} has {n} frames; {lr_frames} input frames at time factor {max_tau} from "
+            f"frame {first_frame} need {first_frame + span}"
+        )
+    top = min(max(round(centre[0] * h - hr_size / 2), 0), h - hr_size)
+    left = min(max(round(centre[1] * w - hr_size / 2), 0), w - hr_size)
+    crop = clip[first_frame : first_frame + span, top : top + hr_size, left : left + hr_size]
+    crop = torch.from_numpy(np.ascontiguousarray(crop)).permute(0, 3, 1, 2).float() / 255.0
 
     def frames(times: list[float], tau: int) -> Tensor:
         idx = [round(t * tau) for t in times]
         if any(abs(i - t * tau) > 1e-6 for i, t in zip(idx, times, strict=True)):
-            raise ValueError(f"{name}: times {times} do not fall on source frames at time factor {tau}")
-        return clip[idx]
+            raise ValueError(f"{source}: times {times} do not fall on source frames at time factor {tau}")
+        return crop[idx]
 
-    return Case(name, (hr_size, hr_size), frames)
+    label = str(source) if (first_frame, centre) == (0, (0.5, 0.5)) else f"{source}@{first_frame}:{centre}"
+    return Case(label, (hr_size, hr_size), frames)
+
+
+def validation_cases(
+    sources: Sequence[str], hr_size: int, lr_frames: int, max_tau: int, validation_fraction: float
+) -> list[Case]:
+    """Held-out validation crops of the training clips: from the first frame of each clip's validation
+    part (`clips.split_frames`), at the centre and at two off-centre positions."""
+    cases = []
+    for source in sources:
+        held = split_frames(len(clip_frames(str(source))), validation_fraction)[1]
+        for centre in ((0.5, 0.5), (0.3, 0.25), (0.7, 0.75)):
+            cases.append(clip_case(source, hr_size, lr_frames, max_tau, held.start, centre))
+    return cases
+
+
+def mean_psnr(cases: Sequence[Case], settings: Sequence[Setting], lr_frames: int, method: Method) -> float:
+    """Mean PSNR on Y over cases × settings (all output frames of each): the validation score."""
+    scores = []
+    for case in cases:
+        for setting in settings:
+            lr = degrade(
+                case.frames([float(k) for k in range(lr_frames)], setting.time_factor), setting.scale
+            )
+            times = output_times(setting, lr_frames)
+            scores.append(psnr_y(method(lr, times, case.hr_size), case.frames(times, setting.time_factor)))
+    return float(np.mean(scores))
 
 
 def output_times(setting: Setting, lr_frames: int) -> list[float]:
@@ -118,6 +163,19 @@ def bicubic_method(lr: Tensor, times: list[float], out_size: tuple[int, int]) ->
     return bicubic_linear(
         lr, [k / (t_len - 1) for k in range(t_len)], [t / (t_len - 1) for t in times], out_size
     )
+
+
+@torch.no_grad()
+def interpolant_method(lr: Tensor, times: list[float], out_size: tuple[int, int]) -> Tensor:
+    """The learned models' own base, their output at step 0 (residual heads at zero): bicubic in space
+    by `grid_sample` (Keys a = −0.75, no antialiasing), linear in time. `bicubic_method` differs: its
+    upsampling goes through the antialiased kernel (a = −0.5)."""
+    h, w = lr.shape[-2:]
+    frames = []
+    for t in times:
+        p = frame_queries(t, out_size, (h, w))[None]
+        frames.append(interpolate_input(lr[None], p)[0].view(*out_size, 3).permute(2, 0, 1).clamp(0, 1))
+    return torch.stack(frames)
 
 
 def model_method(model: torch.nn.Module, chunk: int = 16384) -> Method:

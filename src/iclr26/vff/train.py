@@ -1,12 +1,15 @@
-"""Training a continuous space-time SR model (V³ or the implicit baseline) on moving-view clips
-with exact targets: random spatial scale s ~ U(1.2, 4), queries at random continuous (x, y, t)
-between the input frames (any time factor), L1 loss, AdamW with warm-up and cosine decay, gradient
-clipping at 1 (V³ §4 and the authors' code); a checkpoint every `checkpoint_every` steps, resumed
-exactly (weights, optimiser, schedule, RNG).
+"""Training a continuous space-time SR model (V³ or the implicit baseline): random spatial scale
+s ~ U(1.2, 4), L1 loss, AdamW with warm-up and cosine decay, gradient clipping at 1 (V³ §4 and the
+authors' code). Each clip of a batch is a moving view over a photo (exact targets at random continuous
+(x, y, t)) or, with probability `real_fraction`, a crop of a real clip (`clips.RealClips`: targets at its
+pixels and frames). With a validation score, the weights scoring best on it are kept, step 0 (the
+classical interpolant) included. A checkpoint every `checkpoint_every` steps, resumed exactly
+(weights, optimiser, schedule, RNG, the best weights so far).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +25,7 @@ from iclr26.core.checkpoint import save_checkpoint
 from iclr26.core.config import ConfigError
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.vff.clips import Example, RealClips
 from iclr26.vff.data import PHOTO_NAMES, ContinuousVideo, Motion, degrade, load_photo, random_motion
 
 
@@ -51,10 +55,18 @@ class TrainConfig:
     """linear warm-up steps before the cosine decay"""
     checkpoint_every: int = 50
     """steps between checkpoints"""
+    real_fraction: float = 0.0
+    """probability that a training clip is a crop of a real clip instead of a moving view over a photo"""
+    max_time_factor: int = 8
+    """real clips: the time stride τ between input frames is drawn from 1..max_time_factor"""
+    validate_every: int = 0
+    """steps between validation scores (0: none); with them, the best-scoring weights (step 0 too) are kept"""
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch", "queries", "checkpoint_every"):
+        for name in ("steps", "batch", "queries", "checkpoint_every", "max_time_factor"):
             check_int(name, getattr(self, name), 1)
+        check_int("validate_every", self.validate_every, 0)
+        check_interval("real_fraction", self.real_fraction, 0, 1)
         check_interval("lr", self.lr, 0, closed=(False, True))
         check_interval("weight_decay", self.weight_decay, 0)
         check_int("warmup", self.warmup, 0)
@@ -104,23 +116,48 @@ def photo_video(name: str) -> ContinuousVideo:
     return ContinuousVideo(load_photo(name), Motion())
 
 
-def sample_batch(rng: np.random.Generator, photos: Sequence[str], cfg: TrainConfig) -> Batch:
-    """B clips at random scales with M random continuous queries each and their exact targets."""
-    lrs, queries, targets, scales = [], [], [], []
+def photo_example(rng: np.random.Generator, photos: Sequence[str], cfg: TrainConfig, scale: float) -> Example:
+    """A moving view over a random photo at spatial scale `scale`, with M random continuous queries and
+    their exact targets."""
+    photo = photo_video(photos[int(rng.integers(len(photos)))])
+    video, lr = moving_view_clip(rng, photo, cfg.lr_frames, cfg.lr_size, scale)
+    h = lr.shape[-1]
+    t = rng.uniform(0, cfg.lr_frames - 1, cfg.queries)
+    y, x = rng.uniform(0, h, (2, cfg.queries))
+    # exact targets: the continuous video at (x/w, y/h, t/(T−1))
+    rgb = video.sample(x / h, y / h, t / (cfg.lr_frames - 1))
+    queries = torch.from_numpy(np.stack([t, y, x], -1)).float()
+    # the scale the HR frames were actually rendered at
+    return Example(lr, queries, torch.from_numpy(np.clip(rgb, 0, 1)).float(), round(h * scale) / h)
+
+
+def sample_batch(
+    rng: np.random.Generator, photos: Sequence[str], cfg: TrainConfig, clips: RealClips | None = None
+) -> Batch:
+    """B clips at random scales: real-clip crops with probability `real_fraction`, else photo views."""
+    examples = []
     for _ in range(cfg.batch):
         scale = float(rng.uniform(cfg.min_scale, cfg.max_scale))
-        photo = photo_video(photos[int(rng.integers(len(photos)))])
-        video, lr = moving_view_clip(rng, photo, cfg.lr_frames, cfg.lr_size, scale)
-        h = lr.shape[-1]
-        t = rng.uniform(0, cfg.lr_frames - 1, cfg.queries)
-        y, x = rng.uniform(0, h, (2, cfg.queries))
-        # exact targets: the continuous video at (x/w, y/h, t/(T−1))
-        rgb = video.sample(x / h, y / h, t / (cfg.lr_frames - 1))
-        lrs.append(lr)
-        queries.append(torch.from_numpy(np.stack([t, y, x], -1)).float())
-        targets.append(torch.from_numpy(np.clip(rgb, 0, 1)).float())
-        scales.append(round(h * scale) / h)  # the scale the HR frames were actually rendered at
-    return Batch(torch.stack(lrs), torch.stack(queries), torch.stack(targets), torch.tensor(scales))
+        if cfg.real_fraction > 0 and rng.random() < cfg.real_fraction:
+            examples.append(clips.example(rng, cfg.lr_frames, cfg.lr_size, scale, cfg.queries))
+        else:
+            examples.append(photo_example(rng, photos, cfg, scale))
+    return Batch(
+        torch.stack([e.lr for e in examples]),
+        torch.stack([e.queries for e in examples]),
+        torch.stack([e.targets for e in examples]),
+        torch.tensor([e.scale for e in examples]),
+    )
+
+
+@dataclass
+class TrainLog:
+    """The L1 loss of every step, the validation scores as (step, score), and the step whose weights
+    were kept (the best-scoring one; the last step without validation)."""
+
+    losses: list[float]
+    validation: list[tuple[int, float]]
+    kept_step: int
 
 
 def train_model(
@@ -128,21 +165,33 @@ def train_model(
     photos: Sequence[str],
     cfg: TrainConfig,
     *,
+    clips: RealClips | None = None,
+    validate: Callable[[nn.Module], float] | None = None,
     seed: int = 0,
     checkpoint: Path | None = None,
     on_step: Callable[[int, float], None] | None = None,
-) -> list[float]:
-    """Train `model` in place; returns the L1 loss of every step (including resumed ones)."""
-    if not photos:
-        raise ConfigError("photos: need at least one training photo name")
+) -> TrainLog:
+    """Train `model` in place on photo views and (`cfg.real_fraction` > 0) crops of `clips`. With
+    `cfg.validate_every` > 0, `validate(model)` (higher is better) is scored at step 0 and every
+    `validate_every` steps, and the model ends with the best-scoring weights."""
+    if cfg.real_fraction < 1 and not photos:
+        raise ConfigError("photos: need at least one training photo name (or real_fraction = 1)")
     for name in photos:
         check_in("photos", name, PHOTO_NAMES)
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a vff TrainConfig, got {type(cfg).__name__}")
+    if cfg.real_fraction > 0:
+        if clips is None:
+            raise ConfigError("train.real_fraction > 0 needs real clips to train on (train_clips)")
+        clips.check_fits(cfg.lr_frames, round(cfg.lr_size * cfg.max_scale))
+    if cfg.validate_every and validate is None:
+        raise ConfigError("train.validate_every > 0 needs a validation score (validate=...)")
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps))
     rng = np.random.default_rng(seed)
     losses: list[float] = []
+    scores: list[tuple[int, float]] = []
+    best: dict | None = None  # {"step", "score", "model"}: the best-scoring weights so far
     start = 0
     if checkpoint is not None and checkpoint.exists():
         state = torch.load(checkpoint, weights_only=False)
@@ -152,10 +201,21 @@ def train_model(
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
         losses, start = state["losses"], state["step"]
-    model.train()
+        scores, best = state.get("validation", []), state.get("best")
+
+    def score(step: int) -> None:
+        nonlocal best
+        value = float(validate(model))
+        scores.append((step, value))
+        if best is None or value > best["score"]:
+            best = {"step": step, "score": value, "model": copy.deepcopy(model.state_dict())}
+
+    if cfg.validate_every and start == 0:
+        score(0)
     for step in range(start, cfg.steps):
+        model.train()
         t0 = time.perf_counter()
-        batch = sample_batch(rng, photos, cfg)
+        batch = sample_batch(rng, photos, cfg, clips)
         dev = next(model.parameters()).device
         pred = model(batch.lr.to(dev), batch.queries.to(dev), batch.scale.to(dev))
         loss = F.l1_loss(pred, batch.targets.to(dev))
@@ -165,6 +225,8 @@ def train_model(
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        if cfg.validate_every and ((step + 1) % cfg.validate_every == 0 or step + 1 == cfg.steps):
+            score(step + 1)
         if checkpoint is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
             save_checkpoint(
                 checkpoint,
@@ -176,9 +238,13 @@ def train_model(
                     "torch_rng": torch.get_rng_state(),
                     "losses": losses,
                     "step": step + 1,
+                    "validation": scores,
+                    "best": best,
                 },
             )
         if on_step is not None:
             on_step(step + 1, time.perf_counter() - t0)
+    if best is not None:
+        model.load_state_dict(best["model"])
     model.eval()
-    return losses
+    return TrainLog(losses, scores, best["step"] if best is not None else cfg.steps)

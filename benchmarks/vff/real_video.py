@@ -1,0 +1,168 @@
+"""Why a learned residual over bicubic scored below bicubic on real video, and what training on real video
+changes: V³ and the implicit baseline trained (bench budget) on photo views only, on crops of a real
+clip (bigbuckbunny's first 75% of frames) only, and on an even mix, each scored every `--every` steps
+on the clip's held-out frames (validation) and on the held-out test clips (bikes, carphone; a
+diagnostic curve, never used for selection). Then the last and the validation-kept weights at every
+setting on the test clips, and the effect of compression: the same models against bicubic on carphone
+as shipped (carphone_pristine) and heavily compressed (carphone_distorted, the same frames at 7 KB).
+
+    python benchmarks/vff/real_video.py                   # bench budget (900 steps), 2 cores, ~35 min
+    python benchmarks/vff/real_video.py --steps 200 --every 50 --data photos mixed --models vff
+
+Checkpoints and curves go to runs/benchmarks/vff_real/<data>_<model>.*, so an interrupted run resumes;
+JSON in benchmarks/vff/results/vff_real_video.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
+from _meta import provenance
+from iclr26.core import set_seed
+from iclr26.core.config import with_changes
+from iclr26.vff import PRESETS
+from iclr26.vff.clips import RealClips
+from iclr26.vff.data import PHOTO_NAMES
+from iclr26.vff.evaluate import (
+    bicubic_method,
+    clip_case,
+    interpolant_method,
+    mean_psnr,
+    model_method,
+    parse_setting,
+    run_case,
+)
+from iclr26.vff.system import build, validation_score
+from iclr26.vff.train import train_model
+
+DATA = {"photos": 0.0, "real": 1.0, "mixed": 0.5}  # train.real_fraction
+CURVE_SETTINGS = ("S2", "S4", "S4T4")
+COMPRESSION = ("carphone", "carphone_distorted")
+
+
+def scores_on(cases, settings, lr_frames, methods) -> dict:
+    """{setting label: {method: mean PSNR / SSIM / tOF over cases}}."""
+    out = {}
+    for s in settings:
+        per = [run_case(c, s, lr_frames, methods) for c in cases]
+        out[s.label] = {
+            m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")} for m in methods
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=900)
+    ap.add_argument("--every", type=int, default=100, help="steps between validation / test-curve scores")
+    ap.add_argument("--data", nargs="+", default=list(DATA), choices=list(DATA))
+    ap.add_argument("--models", nargs="+", default=["vff", "inr"], choices=["vff", "inr"])
+    ap.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the bench preset's)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/vff_real"))
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    base = with_changes(PRESETS["bench"], {"train.steps": a.steps, "train.validate_every": a.every})
+    if a.lr is not None:
+        base = with_changes(base, {"train.lr": a.lr})
+    suffix = "" if a.lr is None else f"_lr{a.lr:g}"
+    settings = [parse_setting(s) for s in base.settings]
+    curve_settings = [parse_setting(s) for s in CURVE_SETTINGS]
+    max_tau = max(s.time_factor for s in settings)
+    lr_frames = base.train.lr_frames
+    tests = [clip_case(c, base.clip_size, lr_frames, max_tau) for c in base.clips]
+    compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in COMPRESSION}
+    photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
+    clips = RealClips(base.train_clips, base.validation_fraction, base.train.max_time_factor)
+    validate = validation_score(base)
+    a.out.mkdir(parents=True, exist_ok=True)
+    path = Path(__file__).parent / "results" / "vff_real_video.json"
+    results = json.loads(path.read_text())["results"] if path.exists() else {}
+    classical = {"bicubic": bicubic_method, "interpolant": interpolant_method}
+    baseline = {
+        "test": scores_on(tests, settings, lr_frames, classical),
+        **{c: scores_on(v, settings, lr_frames, classical) for c, v in compression.items()},
+    }
+    for data in a.data:
+        for kind in a.models:
+            name = f"{data}_{kind}{suffix}"
+            cfg = with_changes(base, {"train.real_fraction": DATA[data]})
+            ckpt = a.out / f"{name}.pt"
+            curve_file = a.out / f"{name}_test_curve.json"
+            curve = json.loads(curve_file.read_text()) if ckpt.exists() and curve_file.exists() else {}
+            # the step a validation call scores: 0 before training starts, else the one after the last
+            # step reported (validation runs before on_step)
+            step = {"now": 0, "fresh": not ckpt.exists()}
+
+            def scored(model, step=step, curve=curve, curve_file=curve_file) -> float:
+                # the validation score (selection), and the test clips' score at the same step (diagnosis)
+                key = 0 if step["fresh"] else step["now"] + 1
+                step["fresh"] = False
+                test = mean_psnr(tests, curve_settings, lr_frames, model_method(model))
+                curve[str(key)] = test
+                curve_file.write_text(json.dumps(curve))
+                return validate(model)
+
+            def on_step(s: int, _seconds: float, step=step, name=name) -> None:
+                step["now"], step["fresh"] = s, False
+                if s % 50 == 0:
+                    print(f"{name}: step {s}/{a.steps}", flush=True)
+
+            set_seed(cfg.seed)
+            model = build(cfg, kind)
+            t0 = time.perf_counter()
+            log = train_model(
+                model, photos, cfg.train, clips=clips, validate=scored, seed=cfg.seed,
+                checkpoint=ckpt, on_step=on_step,
+            )  # fmt: skip
+            wall = time.perf_counter() - t0
+            last = build(cfg, kind)
+            last.load_state_dict(torch.load(ckpt, weights_only=False)["model"])
+            last.eval()
+            with torch.no_grad():
+                methods = {"kept": model_method(model), "last": model_method(last)}
+                entry = {
+                    "real_fraction": DATA[data],
+                    "lr": cfg.train.lr,
+                    "kept_step": log.kept_step,
+                    "validation": log.validation,
+                    "test_curve": sorted((int(k), v) for k, v in curve.items()),
+                    "final_l1": log.losses[-1],
+                    "loss_every_50": [
+                        statistics.fmean(log.losses[i : i + 50]) for i in range(0, a.steps, 50)
+                    ],
+                    "wall_s_this_invocation": wall,
+                    "test": scores_on(tests, settings, lr_frames, methods),
+                    **{c: scores_on(v, settings, lr_frames, methods) for c, v in compression.items()},
+                }
+            results[name] = entry
+            print(f"{name}: kept step {log.kept_step}; test-clip PSNR vs bicubic:", flush=True)
+            for label, per in entry["test"].items():
+                b = baseline["test"][label]["bicubic"]["psnr"]
+                print(f"  {label}: kept {per['kept']['psnr'] - b:+.2f}  last {per['last']['psnr'] - b:+.2f}")
+            payload = {
+                **provenance(),
+                "command": "python benchmarks/vff/real_video.py " + " ".join(sys.argv[1:]),
+                "steps": a.steps,
+                "every": a.every,
+                "threads": a.threads,
+                "train_clips": list(base.train_clips),
+                "test_clips": list(base.clips),
+                "curve_settings": list(CURVE_SETTINGS),
+                "baseline": baseline,
+                "results": results,
+            }
+            path.write_text(json.dumps(payload, indent=1) + "\n")
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,10 +1,11 @@
 """Why a learned residual over bicubic scored below bicubic on real video, and what training on real video
 changes: V³ and the implicit baseline trained (bench budget) on photo views only, on crops of a real
-clip (bigbuckbunny's first 75% of frames) only, and on an even mix, each scored every `--every` steps
-on the clip's held-out frames (validation) and on the held-out test clips (bikes, carphone; a
-diagnostic curve, never used for selection). Then the last and the validation-kept weights at every
-setting on the test clips, and the effect of compression: the same models against bicubic on carphone
-as shipped (carphone_pristine) and heavily compressed (carphone_distorted, the same frames at 7 KB).
+clip (bigbuckbunny's first 75% of frames) only, and on an even mix, each scored every
+`--every` steps on the clip's held-out frames (validation) and on the held-out test clips (bikes,
+carphone; a diagnostic curve, never used for selection). Then the last and the validation-kept weights
+at every setting on the test clips and on the held-out photo views, and the effect of compression: the
+same models against bicubic on carphone as shipped (carphone_pristine) and heavily compressed
+(carphone_distorted, the same frames at 7 KB).
 
     python benchmarks/vff/real_video.py                   # bench budget (900 steps), 2 cores, ~35 min
     python benchmarks/vff/real_video.py --steps 200 --every 50 --data photos mixed --models vff
@@ -40,10 +41,10 @@ from iclr26.vff.evaluate import (
     parse_setting,
     run_case,
 )
-from iclr26.vff.system import build, validation_score
+from iclr26.vff.system import build, evaluation_cases, validation_score
 from iclr26.vff.train import train_model
 
-DATA = {"photos": 0.0, "real": 1.0, "mixed": 0.5}  # train.real_fraction
+DATA = {"photos": 0.0, "mixed": 0.5, "real": 1.0}  # train.real_fraction
 CURVE_SETTINGS = ("S2", "S4", "S4T4")
 COMPRESSION = ("carphone", "carphone_distorted")
 
@@ -59,6 +60,52 @@ def scores_on(cases, settings, lr_frames, methods) -> dict:
     return out
 
 
+def report(path: Path) -> str:
+    """Markdown tables from the results file: the drift curves, the kept weights' gap over bicubic +
+    linear at every setting (test clips, photos), and pristine against compressed carphone."""
+    d = json.loads(path.read_text())
+    base, results = d["baseline"], d["results"]
+    lines = [
+        f"Mean PSNR (dB, Y) over {', '.join(d['curve_settings'])}: held-out test clips "
+        "(validation in brackets)",
+        "",
+    ]
+    steps = sorted({s for e in results.values() for s, _ in e["test_curve"]})
+    lines += [
+        "| run | " + " | ".join(f"step {s}" for s in steps) + " | kept |",
+        "|---" * (len(steps) + 2) + "|",
+    ]
+    for name, e in results.items():
+        curve, val = dict(e["test_curve"]), dict(e["validation"])
+        cells = [f"{curve[s]:.2f} ({val[s]:.2f})" if s in curve and s in val else "" for s in steps]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {e['kept_step']} |")
+    for group, title in (
+        ("test", "test clips (bikes, carphone)"),
+        ("photos", "held-out photo views"),
+        ("carphone", "carphone as shipped (carphone_pristine)"),
+        ("carphone_distorted", "carphone heavily compressed (carphone_distorted)"),
+    ):
+        if group not in base:  # a file written before the group was scored
+            continue
+        labels = list(base[group])
+        lines += ["", f"PSNR gap (dB) over bicubic + linear, kept weights, on {title}", ""]
+        lines += ["| run | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
+        row = [f"{base[group][s]['bicubic']['psnr']:.2f}" for s in labels]
+        lines.append("| bicubic + linear (dB) | " + " | ".join(row) + " |")
+        row = [
+            f"{base[group][s]['interpolant']['psnr'] - base[group][s]['bicubic']['psnr']:+.2f}"
+            for s in labels
+        ]
+        lines.append("| interpolant (step 0) | " + " | ".join(row) + " |")
+        for name, e in results.items():
+            if group in e:
+                row = [
+                    f"{e[group][s]['kept']['psnr'] - base[group][s]['bicubic']['psnr']:+.2f}" for s in labels
+                ]
+                lines.append(f"| {name} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=900)
@@ -68,7 +115,11 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the bench preset's)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/vff_real"))
+    ap.add_argument("--report", action="store_true", help="print the tables from the results file and stop")
     a = ap.parse_args()
+    if a.report:
+        print(report(Path(__file__).parent / "results" / "vff_real_video.json"))
+        return
     torch.set_num_threads(a.threads)
     base = with_changes(PRESETS["bench"], {"train.steps": a.steps, "train.validate_every": a.every})
     if a.lr is not None:
@@ -79,6 +130,7 @@ def main() -> None:
     max_tau = max(s.time_factor for s in settings)
     lr_frames = base.train.lr_frames
     tests = [clip_case(c, base.clip_size, lr_frames, max_tau) for c in base.clips]
+    photo_views = evaluation_cases(base)["photos"]  # what training on real video costs on the photos
     compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in COMPRESSION}
     photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
     clips = RealClips(base.train_clips, base.validation_fraction, base.train.max_time_factor)
@@ -89,6 +141,7 @@ def main() -> None:
     classical = {"bicubic": bicubic_method, "interpolant": interpolant_method}
     baseline = {
         "test": scores_on(tests, settings, lr_frames, classical),
+        "photos": scores_on(photo_views, settings, lr_frames, classical),
         **{c: scores_on(v, settings, lr_frames, classical) for c, v in compression.items()},
     }
     for data in a.data:
@@ -116,6 +169,7 @@ def main() -> None:
                 if s % 50 == 0:
                     print(f"{name}: step {s}/{a.steps}", flush=True)
 
+            previous = results.get(name, {}) if ckpt.exists() else {}
             set_seed(cfg.seed)
             model = build(cfg, kind)
             t0 = time.perf_counter()
@@ -139,8 +193,11 @@ def main() -> None:
                     "loss_every_50": [
                         statistics.fmean(log.losses[i : i + 50]) for i in range(0, a.steps, 50)
                     ],
-                    "wall_s_this_invocation": wall,
+                    # seconds over the invocations that wrote an entry (a resumed, finished run adds ~0)
+                    "train_wall_s": wall
+                    + previous.get("train_wall_s", previous.get("wall_s_this_invocation", 0)),
                     "test": scores_on(tests, settings, lr_frames, methods),
+                    "photos": scores_on(photo_views, settings, lr_frames, methods),
                     **{c: scores_on(v, settings, lr_frames, methods) for c, v in compression.items()},
                 }
             results[name] = entry

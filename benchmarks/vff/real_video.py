@@ -23,9 +23,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
+import itertools
+
 from _meta import provenance
 from iclr26.core import set_seed
 from iclr26.core.config import with_changes
@@ -41,12 +44,15 @@ from iclr26.vff.evaluate import (
     parse_setting,
     run_case,
 )
+from iclr26.vff.metrics import _farneback as flow
+from iclr26.vff.metrics import _to_uint8_luma as luma_uint8
 from iclr26.vff.system import build, evaluation_cases, validation_score
 from iclr26.vff.train import train_model
 
 DATA = {"photos": 0.0, "mixed": 0.5, "real": 1.0}  # train.real_fraction
 CURVE_SETTINGS = ("S2", "S4", "S4T4")
 COMPRESSION = ("carphone", "carphone_distorted")
+PER_CLIP = ("bikes",)  # scored alone too (carphone alone is the first of COMPRESSION)
 
 
 def scores_on(cases, settings, lr_frames, methods) -> dict:
@@ -56,6 +62,25 @@ def scores_on(cases, settings, lr_frames, methods) -> dict:
         per = [run_case(c, s, lr_frames, methods) for c in cases]
         out[s.label] = {
             m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")} for m in methods
+        }
+    return out
+
+
+def clip_content(base, frames: int) -> dict:
+    """Per test clip, over the first `frames` source frames of its scored crop: the mean brightness
+    (0-255) of each frame, the mean absolute change from one frame to the next, and the motion from one
+    frame to the next (90th percentile of the Farneback flow magnitude, source pixels: the median is
+    ~0 on a crop that is mostly flat)."""
+    out = {}
+    for c in base.clips:
+        crop = clip_case(c, base.clip_size, frames, 1).frames([float(k) for k in range(frames)], 1) * 255
+        out[c] = {
+            "mean": [round(float(f.mean()), 1) for f in crop],
+            "motion_px": [
+                round(float(np.percentile(np.linalg.norm(flow(a, b), axis=-1), 90)), 1)
+                for a, b in itertools.pairwise(luma_uint8(crop / 255))
+            ],
+            "change": [round(float((b - a).abs().mean()), 1) for a, b in itertools.pairwise(crop)],
         }
     return out
 
@@ -82,6 +107,7 @@ def report(path: Path) -> str:
     for group, title in (
         ("test", "test clips (bikes, carphone)"),
         ("photos", "held-out photo views"),
+        ("bikes", "bikes alone"),
         ("carphone", "carphone as shipped (carphone_pristine)"),
         ("carphone_distorted", "carphone heavily compressed (carphone_distorted)"),
     ):
@@ -116,9 +142,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/vff_real"))
     ap.add_argument("--report", action="store_true", help="print the tables from the results file and stop")
+    ap.add_argument(
+        "--content", action="store_true", help="add the test clips' content stats to the file and stop"
+    )
     a = ap.parse_args()
+    path = Path(__file__).parent / "results" / "vff_real_video.json"
     if a.report:
-        print(report(Path(__file__).parent / "results" / "vff_real_video.json"))
+        print(report(path))
         return
     torch.set_num_threads(a.threads)
     base = with_changes(PRESETS["bench"], {"train.steps": a.steps, "train.validate_every": a.every})
@@ -131,12 +161,18 @@ def main() -> None:
     lr_frames = base.train.lr_frames
     tests = [clip_case(c, base.clip_size, lr_frames, max_tau) for c in base.clips]
     photo_views = evaluation_cases(base)["photos"]  # what training on real video costs on the photos
-    compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in COMPRESSION}
+    compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in (*PER_CLIP, *COMPRESSION)}
     photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
     clips = RealClips(base.train_clips, base.validation_fraction, base.train.max_time_factor)
     validate = validation_score(base)
     a.out.mkdir(parents=True, exist_ok=True)
-    path = Path(__file__).parent / "results" / "vff_real_video.json"
+    content = clip_content(base, (lr_frames - 1) * max_tau + 1)  # the frames the largest τ spans
+    if a.content:
+        payload = json.loads(path.read_text())
+        payload["clip_content"] = content
+        path.write_text(json.dumps(payload, indent=1) + "\n")
+        print(json.dumps(content))
+        return
     results = json.loads(path.read_text())["results"] if path.exists() else {}
     classical = {"bicubic": bicubic_method, "interpolant": interpolant_method}
     baseline = {
@@ -215,6 +251,7 @@ def main() -> None:
                 "test_clips": list(base.clips),
                 "curve_settings": list(CURVE_SETTINGS),
                 "baseline": baseline,
+                "clip_content": content,
                 "results": results,
             }
             path.write_text(json.dumps(payload, indent=1) + "\n")

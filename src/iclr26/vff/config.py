@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in, check_int, check_interval
-from iclr26.vff.data import PHOTO_NAMES, check_clip_source
+from iclr26.vff.data import PHOTO_NAMES, check_clip_source, clip_identity
 from iclr26.vff.evaluate import parse_setting
 from iclr26.vff.models import EncoderConfig
 from iclr26.vff.rvrt import RVRTConfig
@@ -30,7 +30,8 @@ class VFFConfig:
     clip_size: int = 96
     """side of the crops scored on real clips (test and validation)"""
     train_clips: tuple[str, ...] = ("bigbuckbunny",)
-    """real clips trained on (names or paths, none of them in `clips`); their last frames validate"""
+    """real clips trained on (names or paths, none of them in `clips`); crops from the first frames of
+    their held-out last part validate"""
     validation_fraction: float = 0.25
     """the last fraction of each training clip's frames, held out for validation"""
     validation_settings: tuple[str, ...] = ("S2", "S4", "S4T4")
@@ -87,9 +88,13 @@ class VFFConfig:
             check_clip_source("clips", c)
         for c in self.train_clips:
             check_clip_source("train_clips", c)
-        both = sorted(set(self.clips) & set(self.train_clips))
+        scored = {clip_identity(c) for c in self.clips}
+        both = [c for c in self.train_clips if clip_identity(c) in scored]
         if both:
-            raise ConfigError(f"train_clips: {both} are also scored on (clips); held-out clips stay unseen")
+            raise ConfigError(
+                f"train_clips: {both} are also scored on (clips, the same file or content); held-out "
+                "clips stay unseen"
+            )
         if (self.train.real_fraction > 0 or self.train.validate_every) and not self.train_clips:
             raise ConfigError(
                 "train_clips: train.real_fraction > 0 and train.validate_every > 0 need a real clip to "

@@ -318,6 +318,25 @@ def check_clip_source(field: str, source: str) -> None:
     )
 
 
+def clip_identity(source: str) -> str:
+    """What a clip source is, for telling training clips from held-out ones: the resolved file path
+    (a name and a path to the same file agree), with carphone_distorted counted as carphone."""
+    same = {"carphone_distorted": "carphone"}
+    if source in CLIP_NAMES:
+        try:
+            return str(_clip_path(same.get(source, source)).resolve())
+        except ModuleNotFoundError:
+            return same.get(source, source)
+    path = Path(source).resolve()
+    for name, twin in same.items():
+        try:
+            if path == _clip_path(name).resolve():
+                return str(_clip_path(twin).resolve())
+        except ModuleNotFoundError:
+            break
+    return str(path)
+
+
 def _decode_video(path: Path, max_frames: int | None, stride: int) -> list[np.ndarray]:
     """RGB uint8 frames of a video file: PyAV where installed, else OpenCV (same decoded pixels)."""
     frames: list[np.ndarray] = []

@@ -142,8 +142,9 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
                 "Training: validation PSNR (dB) on the training clips' held-out frames",
                 ["model", "step 0 (interpolant)", "kept", "kept step", "last step", "final L1"],
                 rows,
-                caption=f"mean PSNR (Y) over {', '.join(cfg.validation_settings)} on crops of the last "
-                f"{cfg.validation_fraction:.0%} of {', '.join(cfg.train_clips)}, scored every "
+                caption=f"mean PSNR (Y) over {', '.join(cfg.validation_settings)} on crops from the first "
+                f"frames of the held-out last {cfg.validation_fraction:.0%} of {', '.join(cfg.train_clips)}, "
+                "scored every "
                 f"{cfg.train.validate_every} steps; the best-scoring weights are kept",
             )
         )
@@ -153,6 +154,7 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
     ):
         if not cases[group]:  # e.g. clips="" (no real clips)
             continue
+        size = cfg.clip_size if group == "clips" else cfg.hr_size
         rows = []
         for s in settings:
             for m in METHODS:
@@ -163,8 +165,8 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
                 f"Space-time SR on {title}: PSNR / SSIM (Y) and tOF",
                 ["setting", "method", "PSNR ↑", "SSIM ↑", "PSNR centre ↑", "SSIM centre ↑", "tOF ↓"],
                 rows,
-                caption=f"{cfg.hr_size}² output frames from {cfg.train.lr_frames} input frames; S×s: spatial "
-                f"scale s (input {cfg.hr_size}/s px); T×τ: τ output frames per input interval "
+                caption=f"{size}² output frames from {cfg.train.lr_frames} input frames; S×s: spatial "
+                f"scale s (input {size}/s px); T×τ: τ output frames per input interval "
                 "(the central one). Centre: the frame halfway between two input frames (T×τ), or the "
                 "middle input frame (S only).",
             )

@@ -194,7 +194,7 @@ def train_model(
     best: dict | None = None  # {"step", "score", "model"}: the best-scoring weights so far
     start = 0
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
+        state = torch.load(checkpoint, weights_only=False, map_location=next(model.parameters()).device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])

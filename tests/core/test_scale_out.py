@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -8,6 +6,7 @@ import torch
 
 from iclr26.core.distributed import DistInfo, all_gather_objects, all_reduce_mean, shard
 from iclr26.core.parallel import parallel_map
+from tests.torchrun import torchrun
 
 
 def _square(x: int) -> int:
@@ -71,20 +70,7 @@ def test_torchrun_two_processes_agree_with_one(tmp_path):
         cleanup()
     """)
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc_per_node=2",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = torchrun(script, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads((tmp_path / "out.json").read_text())
     assert out == {"total": 45.0, "ranks": [0, 1], "world": 2}

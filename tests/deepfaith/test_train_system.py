@@ -126,25 +126,11 @@ def test_config_errors_name_fields():
 
 def test_smoke_preset_under_torchrun_trains_one_explainer(tmp_path):
     """`torchrun -m iclr26.cli run deepfaith`: DDP keeps the ranks' explainers identical."""
-    import subprocess
-    import sys
+    from tests.torchrun import torchrun
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-    cmd += [
-        "-m",
-        "iclr26.cli",
-        "run",
-        "deepfaith",
-        "--preset",
-        "smoke",
-        "--set",
-        "tasks=wine",
-        "--set",
-        "threads=1",
-    ]
-    cmd += ["--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    args = ["run", "deepfaith", "--preset", "smoke", "--set", "tasks=wine", "--set", "threads=1"]
+    proc = torchrun("-m", "iclr26.cli", *args, "--out", out)
     assert proc.returncode == 0, proc.stderr[-3000:]
     main = json.loads((out / "wine.json").read_text())
     other = json.loads((out / "rank1" / "wine.json").read_text())

@@ -4,8 +4,6 @@ torchrun."""
 
 import dataclasses
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -20,6 +18,7 @@ from tests.tiny_hf import tiny_llama
 
 pytest.importorskip("transformers")
 from iclr26.rlvr.hf_policy import HFPolicy
+from tests.torchrun import torchrun
 
 TEXTS = ["q:1+2=", "q:123+456=", "q:98+7="]  # different lengths: batches get left padding
 
@@ -200,8 +199,7 @@ def test_grpo_under_torchrun_keeps_ranks_identical(tmp_path):
     """2 gloo processes, 2 GRPO steps: parameters and metrics agree across ranks, questions differ."""
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(JOB.format(out=str(tmp_path))))
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    proc = torchrun(script, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r0, r1 = (torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1))
     assert r0["ddp"] and r1["ddp"]

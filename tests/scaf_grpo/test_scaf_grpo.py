@@ -206,13 +206,11 @@ def test_checkpoint_without_tokenizer_is_a_clear_error(tmp_path):
 def test_smoke_preset_under_torchrun_matches_across_ranks(tmp_path):
     """`torchrun -m iclr26.cli run scaf_grpo` trains data-parallel; rank 0 writes the run folder."""
     import json
-    import subprocess
-    import sys
+
+    from tests.torchrun import torchrun
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-    cmd += ["-m", "iclr26.cli", "run", "scaf_grpo", "--preset", "smoke", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = torchrun("-m", "iclr26.cli", "run", "scaf_grpo", "--preset", "smoke", "--out", out)
     assert proc.returncode == 0, proc.stderr[-3000:]
     main = json.loads((out / "results.json").read_text())
     other = json.loads((out / "rank1" / "results.json").read_text())

@@ -195,27 +195,15 @@ def test_training_under_torchrun_keeps_the_ranks_identical(tmp_path: Path) -> No
     """`torchrun --nproc_per_node=2`: each rank trains on half of every batch, DDP averages the
     gradients, so both ranks end with the same weights and the run still learns the toy set."""
     import os
-    import subprocess
-    import sys
+
+    from tests.torchrun import torchrun
 
     script = tmp_path / "ddp_scorer.py"
     script.write_text(DDP_SCRIPT)
     out = tmp_path / "run"
     out.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node=2",
-        str(script),
-        str(out),
-    ]
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=300, cwd=root, stdin=subprocess.DEVNULL, env=env
-    )
+    proc = torchrun(script, out, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     assert proc.returncode == 0, proc.stderr[-3000:]
     a, b = torch.load(out / "rank0.pt"), torch.load(out / "rank1.pt")
     assert a == b

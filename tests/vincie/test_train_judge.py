@@ -13,6 +13,7 @@ from iclr26.vincie.model import ModelConfig
 from iclr26.vincie.sequence import ProxyConfig
 from iclr26.vincie.train import TrainConfig, train_session_model
 from iclr26.vincie.video import edit_session
+from tests.torchrun import torchrun
 
 TINY = ModelConfig(image_size=16, width=24, heads=1, separate_blocks=1, shared_blocks=1, max_turns=4)
 
@@ -55,22 +56,7 @@ def test_two_processes_train_the_same_model_as_one(tmp_path):
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert one.returncode == 0, one.stderr[-2000:]
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node=2",
-        "-m",
-        "iclr26.cli",
-    ]
-    two = subprocess.run(
-        [*cmd, *args, "--out", str(tmp_path / "two")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    two = torchrun("-m", "iclr26.cli", *args, "--out", tmp_path / "two")
     assert two.returncode == 0, two.stderr[-3000:]
 
     def losses(run):

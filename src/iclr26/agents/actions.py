@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsontext import balanced_spans
 
 ActionKind = Literal["code", "json", "done", "fail", "wait", "answer"]
 CONTROLS = ("DONE", "FAIL", "WAIT", "ANSWER")
@@ -73,27 +74,8 @@ def parse_code_block(text: str, languages: Sequence[str] | None = ("bash", "sh",
 
 def _json_candidates(text: str) -> list[str]:
     """Fenced ```json blocks first, then each balanced {...} span in the text."""
-    out = [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in ("json", "")]
-    depth, start, in_str, esc = 0, -1, False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch == "{":
-            start = i if depth == 0 else start
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                out.append(text[start : i + 1])
-    return out
+    fenced = [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in ("json", "")]
+    return fenced + balanced_spans(text)
 
 
 def parse_json_action(text: str, schema: Mapping[str, Any] | None = None) -> Action:

@@ -22,7 +22,6 @@ their conflicts. The makespan is when the object is placed at e.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ import numpy as np
 from iclr26.conavbench import tools
 from iclr26.conavbench.episode import ROBOTS, Episode, SubTask, Visit
 from iclr26.conavbench.scene import Scene, SceneObject, region_hops
+from iclr26.core.jsontext import json_objects
 
 TAU = 2
 """The paper's tau: the minimum region hops of a leg is max(2, tau)."""
@@ -504,10 +504,9 @@ def propose_instruction(model: Any, scene: Scene, triple: Triple, *, seed: int |
         kwargs["json_schema"] = SCHEMA
     reply = model.chat([{"role": "user", "content": prompt}], **kwargs)[0].text
     try:
-        start, stop = reply.index("{"), reply.rindex("}") + 1
-        data = json.loads(reply[start:stop])
+        data = json_objects(reply)[0]
         instruction, subtasks = str(data["instruction"]), tuple(str(s) for s in data["subtasks"])
-    except (ValueError, KeyError, TypeError) as err:
+    except (IndexError, KeyError, TypeError) as err:
         return Proposal(reply, (), False, f"reply is not the JSON asked for ({type(err).__name__})")
     why = check_proposal(scene, triple, instruction, subtasks)
     return Proposal(instruction, subtasks, why is None, why or "")

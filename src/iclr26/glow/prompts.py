@@ -19,10 +19,11 @@ lone short line counts as a command.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from iclr26.core.jsontext import json_objects
 
 T = TypeVar("T")
 
@@ -206,23 +207,7 @@ def _is_command(cmd: str) -> bool:
 
 def _objects(reply: str) -> list[dict[str, Any]]:
     """Every balanced `{...}` span that parses as a JSON object (single quotes tolerated)."""
-    out, depth, start = [], 0, -1
-    for i, ch in enumerate(reply):
-        if ch == "{":
-            depth, start = depth + 1, i if depth == 0 else start
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                span = reply[start : i + 1]
-                for text in (span, span.replace("'", '"')):
-                    try:
-                        obj = json.loads(text)
-                    except json.JSONDecodeError:
-                        continue
-                    if isinstance(obj, dict):
-                        out.append(obj)
-                    break
-    return out
+    return json_objects(reply, single_quotes=True)
 
 
 def _number(x: Any) -> float | None:

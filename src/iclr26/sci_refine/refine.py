@@ -21,7 +21,6 @@ and the selector are plain calls of the main model.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from iclr26.core.config import ConfigError
+from iclr26.core.jsontext import json_objects
 from iclr26.core.llm.base import ChatModel, LLMError, Message
 from iclr26.core.llm.usage import Usage
 from iclr26.core.validation import check_int
@@ -184,12 +184,9 @@ _SCORE_KEYS = ("logic", "answer", "explanation")
 
 def parse_evaluation(text: str) -> Evaluation:
     """The evaluator's JSON (the first {...} in `text`); scores clipped to 0-5; unparseable -> 0s."""
-    match = re.search(r"\{.*\}", text, flags=re.DOTALL)
-    try:
-        data = json.loads(match.group(0)) if match else None
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
+    objects = json_objects(text)
+    data = objects[0] if objects else None
+    if data is None:
         return Evaluation(0, 0, 0, "", parsed=False)
     scores = []
     for key in _SCORE_KEYS:

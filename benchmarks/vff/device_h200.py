@@ -36,7 +36,7 @@ from iclr26.vff import SYSTEM
 from iclr26.vff.clips import RealClips
 from iclr26.vff.data import PHOTO_NAMES, _clip_path
 from iclr26.vff.system import build, validation_score
-from iclr26.vff.train import sample_batch
+from iclr26.vff.train import train_model
 
 CLIP_FILES = {"bikes": "bikes.mp4", "carphone": "carphone.mp4", "bigbuckbunny": "bigbuckbunny.mp4"}
 
@@ -59,31 +59,18 @@ def prepare(folder: Path) -> None:
 
 
 def seconds_per_step(cfg, kind: str, clips: RealClips, steps: int, warmup: int) -> tuple[float, int]:
-    """Mean seconds of a training step (after `warmup` untimed ones) and the peak memory in bytes, on a
-    throwaway copy of the model (the measured run starts fresh)."""
+    """Mean seconds of a training step of `train_model` (after `warmup` untimed ones) and the peak memory
+    in bytes, on a throwaway copy of the model (the measured run starts fresh)."""
     device = torch.device(cfg.device)
     model = build(cfg, kind).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.train.lr)
     photos = tuple(p for p in PHOTO_NAMES if p not in cfg.test_photos)
-    rng = __import__("numpy").random.default_rng(0)
+    probe = with_changes(cfg.train, {"steps": warmup + steps, "validate_every": 0})
+    seconds: list[float] = []  # each step's, from its batch to the optimiser step (the loss is read back)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    t0 = 0.0
-    for step in range(warmup + steps):
-        if step == warmup:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-        batch = sample_batch(rng, photos, cfg.train, clips)
-        pred = model(batch.lr.to(device), batch.queries.to(device), batch.scale.to(device))
-        loss = torch.nn.functional.l1_loss(pred, batch.targets.to(device))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    train_model(model, photos, probe, clips=clips, on_step=lambda _step, s: seconds.append(s))
     peak = torch.cuda.max_memory_allocated() if device.type == "cuda" else 0
-    return (time.perf_counter() - t0) / steps, peak
+    return sum(seconds[warmup:]) / steps, peak
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,9 +27,9 @@ from iclr26.vff import PRESETS
 from iclr26.vff.data import PHOTO_NAMES
 from iclr26.vff.evaluate import (
     bicubic_method,
+    mean_scores,
     model_method,
     parse_setting,
-    run_case,
 )
 from iclr26.vff.system import build, evaluation_cases
 from iclr26.vff.train import train_model
@@ -83,15 +82,8 @@ def main() -> None:
         )  # fmt: skip
         per_step = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else float("nan")
         methods = {"bicubic": bicubic_method, "vff": model_method(model)}
-        scores: dict = {}
         with torch.no_grad():
-            for group, group_cases in cases.items():
-                for s in settings:
-                    per = [run_case(c, s, cfg.train.lr_frames, methods) for c in group_cases]
-                    scores.setdefault(group, {})[s.label] = {
-                        m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")}
-                        for m in methods
-                    }
+            scores = {g: mean_scores(gc, settings, cfg.train.lr_frames, methods) for g, gc in cases.items()}
         results[name] = {
             "parameters": sum(p.numel() for p in model.parameters()),
             "train_seconds_per_step": per_step,

@@ -17,6 +17,7 @@ JSON in benchmarks/vff/results/vff_real_video.json.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -27,8 +28,6 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-import itertools
-
 from _meta import provenance
 from iclr26.core import set_seed
 from iclr26.core.config import with_changes
@@ -40,9 +39,9 @@ from iclr26.vff.evaluate import (
     clip_case,
     interpolant_method,
     mean_psnr,
+    mean_scores,
     model_method,
     parse_setting,
-    run_case,
 )
 from iclr26.vff.metrics import _farneback as flow
 from iclr26.vff.metrics import _to_uint8_luma as luma_uint8
@@ -53,17 +52,6 @@ DATA = {"photos": 0.0, "mixed": 0.5, "real": 1.0}  # train.real_fraction
 CURVE_SETTINGS = ("S2", "S4", "S4T4")
 COMPRESSION = ("carphone", "carphone_distorted")
 PER_CLIP = ("bikes",)  # scored alone too (carphone alone is the first of COMPRESSION)
-
-
-def scores_on(cases, settings, lr_frames, methods) -> dict:
-    """{setting label: {method: mean PSNR / SSIM / tOF over cases}}."""
-    out = {}
-    for s in settings:
-        per = [run_case(c, s, lr_frames, methods) for c in cases]
-        out[s.label] = {
-            m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")} for m in methods
-        }
-    return out
 
 
 def clip_content(base, frames: int) -> dict:
@@ -159,13 +147,6 @@ def main() -> None:
     curve_settings = [parse_setting(s) for s in CURVE_SETTINGS]
     max_tau = max(s.time_factor for s in settings)
     lr_frames = base.train.lr_frames
-    tests = [clip_case(c, base.clip_size, lr_frames, max_tau) for c in base.clips]
-    photo_views = evaluation_cases(base)["photos"]  # what training on real video costs on the photos
-    compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in (*PER_CLIP, *COMPRESSION)}
-    photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
-    clips = RealClips(base.train_clips, base.validation_fraction, base.train.max_time_factor)
-    validate = validation_score(base)
-    a.out.mkdir(parents=True, exist_ok=True)
     content = clip_content(base, (lr_frames - 1) * max_tau + 1)  # the frames the largest τ spans
     if a.content:
         payload = json.loads(path.read_text())
@@ -173,12 +154,19 @@ def main() -> None:
         path.write_text(json.dumps(payload, indent=1) + "\n")
         print(json.dumps(content))
         return
+    tests = [clip_case(c, base.clip_size, lr_frames, max_tau) for c in base.clips]
+    photo_views = evaluation_cases(base)["photos"]  # what training on real video costs on the photos
+    compression = {c: [clip_case(c, base.clip_size, lr_frames, max_tau)] for c in (*PER_CLIP, *COMPRESSION)}
+    photos = tuple(p for p in PHOTO_NAMES if p not in base.test_photos)
+    clips = RealClips(base.train_clips, base.validation_fraction, base.train.max_time_factor)
+    validate = validation_score(base)
+    a.out.mkdir(parents=True, exist_ok=True)
     results = json.loads(path.read_text())["results"] if path.exists() else {}
     classical = {"bicubic": bicubic_method, "interpolant": interpolant_method}
     baseline = {
-        "test": scores_on(tests, settings, lr_frames, classical),
-        "photos": scores_on(photo_views, settings, lr_frames, classical),
-        **{c: scores_on(v, settings, lr_frames, classical) for c, v in compression.items()},
+        "test": mean_scores(tests, settings, lr_frames, classical),
+        "photos": mean_scores(photo_views, settings, lr_frames, classical),
+        **{c: mean_scores(v, settings, lr_frames, classical) for c, v in compression.items()},
     }
     for data in a.data:
         for kind in a.models:
@@ -232,9 +220,9 @@ def main() -> None:
                     # seconds over the invocations that wrote an entry (a resumed, finished run adds ~0)
                     "train_wall_s": wall
                     + previous.get("train_wall_s", previous.get("wall_s_this_invocation", 0)),
-                    "test": scores_on(tests, settings, lr_frames, methods),
-                    "photos": scores_on(photo_views, settings, lr_frames, methods),
-                    **{c: scores_on(v, settings, lr_frames, methods) for c, v in compression.items()},
+                    "test": mean_scores(tests, settings, lr_frames, methods),
+                    "photos": mean_scores(photo_views, settings, lr_frames, methods),
+                    **{c: mean_scores(v, settings, lr_frames, methods) for c, v in compression.items()},
                 }
             results[name] = entry
             print(f"{name}: kept step {log.kept_step}; test-clip PSNR vs bicubic:", flush=True)

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_int, check_interval
-from iclr26.vff.data import degrade, read_frames
+from iclr26.vff.data import degrade, frames_to_clip, read_frames
 
 
 @functools.lru_cache(maxsize=4)
@@ -100,7 +100,7 @@ class RealClips:
             crop = crop[:, :, ::-1]
         if rng.random() < 0.5:
             crop = crop[::-1]
-        hr = torch.from_numpy(np.ascontiguousarray(crop)).permute(0, 3, 1, 2).float() / 255.0
+        hr = frames_to_clip(crop)
         lr = degrade(hr[::tau], scale)  # input frame k is crop frame k·τ
         h = lr.shape[-1]
         f = rng.integers(0, span, queries)

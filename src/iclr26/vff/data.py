@@ -388,10 +388,15 @@ def read_frames(source: str | Path, max_frames: int | None = None, stride: int =
     return array
 
 
+def frames_to_clip(frames: np.ndarray) -> torch.Tensor:
+    """uint8 RGB frames (T, H, W, 3), any strides, as a float32 clip (T, 3, H, W) in [0, 1]."""
+    clip = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).float() / 255.0
+    return clip.contiguous()
+
+
 def load_clip(source: str | Path, max_frames: int | None = None, stride: int = 1) -> torch.Tensor:
     """A clip as float32 (T, 3, H, W) in [0, 1], every `stride`-th frame (sources: `read_frames`)."""
-    array = read_frames(source, max_frames, stride).astype(np.float32) / 255.0
-    return torch.from_numpy(array.transpose(0, 3, 1, 2).copy())
+    return frames_to_clip(read_frames(source, max_frames, stride))
 
 
 # ---------------------------------------------------------------------------------------------

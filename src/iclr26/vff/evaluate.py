@@ -5,6 +5,7 @@ own frames), each scored for every method at every (spatial scale, time factor).
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from torch import Tensor
 from iclr26.core.records import pyplot
 from iclr26.vff.baselines import bicubic_linear
 from iclr26.vff.clips import clip_frames, split_frames
-from iclr26.vff.data import degrade
+from iclr26.vff.data import degrade, frames_to_clip
 from iclr26.vff.field import frame_queries
 from iclr26.vff.metrics import evaluate_clip, psnr_y
 from iclr26.vff.models import interpolate_input, render
@@ -92,7 +93,7 @@ def clip_case(
     top = min(max(round(centre[0] * h - hr_size / 2), 0), h - hr_size)
     left = min(max(round(centre[1] * w - hr_size / 2), 0), w - hr_size)
     crop = clip[first_frame : first_frame + span, top : top + hr_size, left : left + hr_size]
-    crop = torch.from_numpy(np.ascontiguousarray(crop)).permute(0, 3, 1, 2).float() / 255.0
+    crop = frames_to_clip(crop)
 
     def frames(times: list[float], tau: int) -> Tensor:
         idx = [round(t * tau) for t in times]
@@ -122,11 +123,8 @@ def mean_psnr(cases: Sequence[Case], settings: Sequence[Setting], lr_frames: int
     scores = []
     for case in cases:
         for setting in settings:
-            lr = degrade(
-                case.frames([float(k) for k in range(lr_frames)], setting.time_factor), setting.scale
-            )
-            times = output_times(setting, lr_frames)
-            scores.append(psnr_y(method(lr, times, case.hr_size), case.frames(times, setting.time_factor)))
+            lr, times, target = case_inputs(case, setting, lr_frames)
+            scores.append(psnr_y(method(lr, times, case.hr_size), target))
     return float(np.mean(scores))
 
 
@@ -139,14 +137,18 @@ def output_times(setting: Setting, lr_frames: int) -> list[float]:
     return [k0 + j / setting.time_factor for j in range(setting.time_factor + 1)]
 
 
+def case_inputs(case: Case, setting: Setting, lr_frames: int) -> tuple[Tensor, list[float], Tensor]:
+    """(LR input frames, output times, ground-truth frames) of one case at one setting."""
+    inputs = case.frames([float(k) for k in range(lr_frames)], setting.time_factor)
+    times = output_times(setting, lr_frames)
+    return degrade(inputs, setting.scale), times, case.frames(times, setting.time_factor)
+
+
 def run_case(
     case: Case, setting: Setting, lr_frames: int, methods: dict[str, Method]
 ) -> dict[str, dict[str, float]]:
     """Scores of every method on one case at one setting, and each method's seconds per output frame."""
-    inputs = case.frames([float(k) for k in range(lr_frames)], setting.time_factor)
-    lr = degrade(inputs, setting.scale)
-    times = output_times(setting, lr_frames)
-    target = case.frames(times, setting.time_factor)
+    lr, times, target = case_inputs(case, setting, lr_frames)
     out = {}
     for name, method in methods.items():
         t0 = time.perf_counter()
@@ -154,6 +156,19 @@ def run_case(
         seconds = (time.perf_counter() - t0) / len(times)
         # centre: the frame halfway between the two input frames (T×τ), or the middle input frame
         out[name] = {**evaluate_clip(pred, target, centre=[len(times) // 2]), "s_per_frame": seconds}
+    return out
+
+
+def mean_scores(
+    cases: Sequence[Case], settings: Sequence[Setting], lr_frames: int, methods: dict[str, Method]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{setting label: {method: mean PSNR / SSIM / tOF over the cases}}."""
+    out = {}
+    for s in settings:
+        per = [run_case(c, s, lr_frames, methods) for c in cases]
+        out[s.label] = {
+            m: {k: statistics.fmean(r[m][k] for r in per) for k in ("psnr", "ssim", "tof")} for m in methods
+        }
     return out
 
 

@@ -2,6 +2,7 @@
 
     python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5      # runs/pic_data/<env>/
     python benchmarks/pic/generate.py Hopper-v5 --seed 1 --data-dir runs/pic_data_seed1
+    python benchmarks/pic/generate.py Hopper-v5 --agent sac --data-dir runs/pic_data_sac   # D4RL's agent
 
 Progress (env step, seconds, latest evaluation return) is printed every 5,000 env steps. An
 interrupted run continues from `<data dir>/<env>/checkpoint.pt` when the same command is rerun.
@@ -92,6 +93,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-dir", default="runs/pic_data")
     ap.add_argument("--total-steps", type=int, default=0, help="0: the preset's (300k)")
+    ap.add_argument("--agent", choices=("td3", "sac"), default="td3", help="the behaviour agent")
     ap.add_argument(
         "--summary", action="store_true", help="tabulate the existing manifests, generate nothing"
     )
@@ -102,7 +104,7 @@ def main() -> None:
         print(f"saved {path}")
         return
     for env_id in a.envs:
-        over = {"seed": a.seed} | ({"total_steps": a.total_steps} if a.total_steps else {})
+        over = {"seed": a.seed, "agent": a.agent} | ({"total_steps": a.total_steps} if a.total_steps else {})
         t0 = time.time()
         paths = generate_datasets(
             env_id, f"{a.data_dir}/{env_id}", generation_preset("mujoco", **over), _progress(env_id)

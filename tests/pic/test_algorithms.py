@@ -209,7 +209,9 @@ def test_epic_actor_loss_hand_computed():
 
 def test_tanh_gaussian_log_prob_matches_change_of_variables():
     mu, log_std = torch.tensor([[0.3, -1.0]]), torch.tensor([[-0.5, 0.2]])
-    a, log_pi = tanh_gaussian_sample(mu, log_std, torch.Generator().manual_seed(0))
+    a, log_pi = tanh_gaussian_sample(
+        mu, log_std, torch.randn(mu.shape, generator=torch.Generator().manual_seed(0))
+    )
     u = torch.atanh(a)
     ref = torch.distributions.Normal(mu, log_std.exp()).log_prob(u).sum(-1) - torch.log(1 - a**2).sum(-1)
     assert torch.allclose(log_pi, ref, atol=1e-4)
@@ -275,9 +277,9 @@ def test_edac_critic_loss_with_diversity_equals_per_critic_computation():
     loss.backward()
 
     # same next actions: replay the policy sample from the saved RNG state
-    next_a, next_log_pi = tanh_gaussian_sample(
-        *algo.policy(batch["next_observations"]), torch.Generator().set_state(g_state)
-    )
+    mu, log_std = algo.policy(batch["next_observations"])
+    eps = torch.randn(mu.shape, generator=torch.Generator().set_state(g_state))
+    next_a, next_log_pi = tanh_gaussian_sample(mu, log_std, eps)
     targets = [member_as_sequential(algo.critic_target, e) for e in range(n)]
     x_next = torch.cat([batch["next_observations"], next_a], -1)
     q_next = torch.stack([t(x_next).squeeze(-1) for t in targets]).amin(0)

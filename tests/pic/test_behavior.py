@@ -1,5 +1,5 @@
-"""Online TD3 (the behaviour agent) and the D4RL-style dataset recipe: update rule, five datasets,
-caching, resume."""
+"""The online behaviour agents (TD3, SAC) and the D4RL-style dataset recipe: update rules, five
+datasets, caching, resume."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from iclr26.pic.algorithms import TD3, TD3Config
-from iclr26.pic.behavior import check_same_run
+from iclr26.core.config import ConfigError
+from iclr26.pic.algorithms import SAC, TD3, SACConfig, TD3Config
+from iclr26.pic.behavior import check_same_run, snapshot_policy
 from iclr26.pic.config import DATASET_NAMES, GenerationConfig
 from iclr26.pic.config import generation_preset as preset
 from iclr26.pic.data import load_dataset, load_manifest
@@ -237,3 +238,70 @@ def _flatten(tree, prefix=""):
     if isinstance(tree, list | tuple):
         return {k: v for i, sub in enumerate(tree) for k, v in _flatten(sub, f"{prefix}/{i}").items()}
     return {prefix: tree}
+
+
+# ------------------------------------------------------------------------------------------ SAC
+
+SAC_SMOKE = preset("smoke", agent="sac", sac=SACConfig(hidden=(32, 32), batch_size=32))
+
+
+def test_sac_is_edac_with_two_critics_and_no_extra_terms():
+    cfg = SACConfig()
+    assert (cfg.num_critics, cfg.eta, cfg.delta, cfg.normalize_q, cfg.normalize_states) == (
+        2,
+        0,
+        0,
+        False,
+        False,
+    )
+    with pytest.raises(ConfigError, match="eta and normalize_q must stay"):
+        SACConfig(eta=0.5)
+    with pytest.raises(ConfigError, match=r"GenerationConfig\.agent"):
+        preset("smoke", agent="ppo")
+
+
+def test_sac_explores_by_sampling_and_acts_by_its_mean():
+    agent = SAC.create(3, 2, SACConfig(hidden=(16,)), seed=0)
+    obs = np.array([0.1, -0.2, 0.3], dtype=np.float32)
+    rng = np.random.default_rng(0)
+    samples = np.stack([agent.explore(obs, rng) for _ in range(2000)])
+    assert samples.shape == (2000, 2) and np.abs(samples).max() < 1
+    with torch.no_grad():
+        mu, log_std = agent.policy(torch.as_tensor(obs)[None])
+    # tanh of a Gaussian sample: its pre-tanh mean and std are μ and σ
+    np.testing.assert_allclose(np.arctanh(samples).mean(0), mu[0].numpy(), atol=0.1)
+    np.testing.assert_allclose(np.arctanh(samples).std(0), log_std[0].exp().numpy(), rtol=0.1)
+    np.testing.assert_allclose(agent.act(obs), np.tanh(mu[0].numpy()), atol=1e-6)
+
+
+def test_sac_datasets_name_their_agent_and_resume_exactly(tmp_path):
+    whole = generate_datasets("Pendulum-v1", tmp_path / "whole", SAC_SMOKE)
+    with pytest.raises(_Interrupted):
+        generate_datasets("Pendulum-v1", tmp_path / "part", SAC_SMOKE, on_progress=_Recorder(stop_at=450))
+    part = generate_datasets("Pendulum-v1", tmp_path / "part", SAC_SMOKE)
+    for name in DATASET_NAMES:
+        a, b = load_dataset(whole[name]), load_dataset(part[name])
+        assert all(getattr(b, k).tobytes() == v.tobytes() for k, v in a.arrays().items()), name
+    medium = load_manifest(whole["medium"])
+    assert medium["agent"] == "sac" and medium["behavior"]["policy"].startswith("SAC snapshot")
+    assert medium["behavior"]["action_noise"] is None  # a SAC snapshot samples its own policy
+    assert "td3" not in medium["config"] and medium["config"]["sac"]["num_critics"] == 2
+    summary = json.loads((tmp_path / "whole" / "generation.json").read_text())
+    state = torch.load(tmp_path / "whole" / "checkpoint.pt", weights_only=True)
+    snap = state["run"]["snapshots"][summary["best_snapshot"]]
+    assert snap["kind"] == "tanh_gaussian" and set(snap["normalizer"]) == {"mean", "std"}
+    # the deterministic snapshot policy is the agent's tanh(μ(s)); the stochastic one samples around it
+    agent = SAC.create(3, 1, SAC_SMOKE.sac)
+    agent.actor.load_state_dict(snap["actor"])
+    obs = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, -2.0]], dtype=np.float32)
+    mean_policy = snapshot_policy(snap, 3, 1, SAC_SMOKE.sac.hidden, 0.0, 0)
+    np.testing.assert_allclose(mean_policy(obs), agent.act(obs), atol=1e-6)
+    sampling = snapshot_policy(snap, 3, 1, SAC_SMOKE.sac.hidden, 0.0, 0, stochastic=True)
+    assert not np.allclose(sampling(obs), agent.act(obs))
+
+
+def test_data_made_before_sac_was_an_option_is_still_recognised(generated):
+    out, _, _ = generated
+    summary = json.loads((out / "generation.json").read_text())
+    del summary["config"]["agent"]  # TD3 data from before the `agent` field
+    check_same_run(summary, "Pendulum-v1", SMOKE, out / "generation.json")

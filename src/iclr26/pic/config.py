@@ -19,6 +19,7 @@ from iclr26.pic.algorithms import (
     EPICConfig,
     IQLConfig,
     PICConfig,
+    SACConfig,
     TD3BCConfig,
     TD3Config,
 )
@@ -30,18 +31,24 @@ DATASET_NAMES = ("random", "medium", "medium-replay", "expert", "medium-expert")
 # ------------------------------------------------------------------------------------ generation
 
 
+BEHAVIOR_AGENTS = ("td3", "sac")  # the online agents `behavior.py` trains (`GenerationConfig.agent`)
+
+
 @dataclass(frozen=True)
 class GenerationConfig:
-    """One online TD3 run and the five D4RL-style datasets cut from it (defaults: a Pendulum-v1 demo)."""
+    """One online run of a behaviour agent (TD3 or SAC) and the five D4RL-style datasets cut from it
+    (defaults: a Pendulum-v1 demo with TD3)."""
 
     seed: int = 0
     """seed of every random stream of the run (network init, exploration, episode resets, collection)"""
+    agent: str = "td3"
+    """the behaviour agent: "td3" (Fujimoto et al. 2018) or "sac" (Haarnoja et al. 2018; D4RL's)"""
     total_steps: int = 15_000
-    """online env steps of TD3"""
+    """online env steps of the agent"""
     start_steps: int = 1_000
     """uniform-random actions first, no updates (TD3: 10^4 on MuJoCo)"""
     expl_noise: float = 0.1
-    """N(0, σ²) exploration noise on TD3's action while training"""
+    """N(0, σ²) exploration noise on TD3's action while training (SAC samples its own policy)"""
     eval_every: int = 1_000
     """evaluate and snapshot the policy every this many env steps"""
     eval_episodes: int = 10
@@ -49,9 +56,9 @@ class GenerationConfig:
     dataset_size: int = 100_000
     """transitions per dataset (medium-replay: at most this many)"""
     expert_noise: float = 0.1
-    """N(0, σ²) action noise while collecting `expert` (D4RL's was stochastic SAC)"""
+    """N(0, σ²) action noise on a TD3 snapshot collecting `expert` (a SAC snapshot samples its policy)"""
     medium_noise: float = 0.1
-    """N(0, σ²) action noise while collecting `medium`"""
+    """N(0, σ²) action noise on a TD3 snapshot collecting `medium` (a SAC snapshot samples its policy)"""
     medium_fraction: float = 1 / 3
     """medium = the first snapshot with eval return >= random + fraction·(best − random)"""
     checkpoint_every: int = 5_000
@@ -59,13 +66,18 @@ class GenerationConfig:
     num_threads: int = 1
     """torch CPU threads while generating (1 was fastest on 2 cores)"""
     td3: TD3Config = field(default_factory=TD3Config)
-    """the behaviour agent's TD3"""
+    """the TD3 behaviour agent's hyper-parameters (agent="td3")"""
+    sac: SACConfig = field(default_factory=SACConfig)
+    """the SAC behaviour agent's hyper-parameters (agent="sac")"""
 
     def __post_init__(self) -> None:
-        if isinstance(self.td3, dict):  # from JSON / --set
-            object.__setattr__(self, "td3", TD3Config(**self.td3))
-        if not isinstance(self.td3, TD3Config):
-            raise ConfigError(f"GenerationConfig.td3 must be a TD3Config, got {type(self.td3).__name__}")
+        check_in("GenerationConfig.agent", self.agent, BEHAVIOR_AGENTS)
+        for name, cls in (("td3", TD3Config), ("sac", SACConfig)):
+            if isinstance(getattr(self, name), dict):  # from JSON / --set
+                object.__setattr__(self, name, cls(**getattr(self, name)))
+            if not isinstance(getattr(self, name), cls):
+                got = type(getattr(self, name)).__name__
+                raise ConfigError(f"GenerationConfig.{name} must be a {cls.__name__}, got {got}")
         check_int("GenerationConfig.seed", self.seed, 0)
         for name in ("total_steps", "eval_every", "eval_episodes", "dataset_size", "checkpoint_every"):
             check_int(f"GenerationConfig.{name}", getattr(self, name), 1)
@@ -86,11 +98,16 @@ class GenerationConfig:
             "GenerationConfig.medium_fraction", self.medium_fraction, 0.0, 1.0, closed=(False, False)
         )
 
+    def agent_config(self) -> TD3Config | SACConfig:
+        """The chosen behaviour agent's hyper-parameters (`td3` or `sac`)."""
+        return self.td3 if self.agent == "td3" else self.sac
+
     def identity(self) -> dict[str, Any]:
-        """The fields that determine the generated data (not how often it checkpoints or how many threads)."""
-        return {
-            k: v for k, v in jsonable(asdict(self)).items() if k not in ("checkpoint_every", "num_threads")
-        }
+        """The fields that determine the generated data: not how often it checkpoints, how many threads,
+        nor the config of the agent that was not chosen."""
+        unused = "sac" if self.agent == "td3" else "td3"
+        skip = ("checkpoint_every", "num_threads", unused)
+        return {k: v for k, v in jsonable(asdict(self)).items() if k not in skip}
 
 
 # Named sizes. `smoke`: seconds (tests). `pendulum`: the demo (the defaults). `mujoco`: HalfCheetah/

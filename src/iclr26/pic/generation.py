@@ -2,8 +2,9 @@
 
 D4RL built its locomotion datasets from one online run: `random` (a uniform-random policy), `expert`
 (the final/best policy), `medium` (a policy at about a third of expert performance), `medium-replay`
-(the replay buffer until that policy) and `medium-expert` (medium ∪ expert). D4RL used SAC; we use
-TD3 (`behavior.py`, cheaper on CPU), which is a deviation recorded in every manifest.
+(the replay buffer until that policy) and `medium-expert` (medium ∪ expert). D4RL used SAC; the agent
+here is SAC or TD3 (`GenerationConfig.agent`, `behavior.py`), and every manifest names it. A SAC
+snapshot collects by sampling its own policy (as D4RL's did); a TD3 snapshot adds Gaussian noise.
 
 `generate_datasets` trains (or resumes) the behaviour agent, picks the snapshots, and writes each
 dataset with a JSON manifest beside it; finished datasets are kept and never recomputed.
@@ -46,7 +47,8 @@ def generate_datasets(
     cfg: GenerationConfig | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> dict[str, Path]:
-    """D4RL's recipe on `env_id`: train TD3 online, then write the five datasets of `DATASET_NAMES`.
+    """D4RL's recipe on `env_id`: train the behaviour agent online, then write the five datasets of
+    `DATASET_NAMES`.
 
     Returns the `.npz` path of each dataset (a JSON manifest lies beside each). Resumes from
     `out_dir/checkpoint.pt`; returns at once when every dataset and `out_dir/generation.json` exist.
@@ -92,7 +94,8 @@ def _write_datasets(
         cfg.eval_episodes,
         ref_seed,
     )
-    best_policy = snapshot_policy(snaps[best]["actor"], obs_dim, act_dim, cfg.td3.hidden, 0.0, 0)
+    hidden, agent = cfg.agent_config().hidden, cfg.agent.upper()
+    best_policy = snapshot_policy(snaps[best], obs_dim, act_dim, hidden, 0.0, 0)
     expert_returns = evaluate(env_id, best_policy, cfg.eval_episodes, ref_seed)
     random_return, expert_return = float(random_returns.mean()), float(expert_returns.mean())
     # D4RL's medium: "a policy trained to ~1/3 of expert performance" — the first snapshot whose
@@ -106,24 +109,33 @@ def _write_datasets(
         medium_rule = f"no snapshot reached {threshold:.4g} (best <= random); took the closest"
 
     def behaviour(i: int, noise: float, role: str) -> dict[str, Any]:
+        if cfg.agent == "sac":
+            policy, noise_info = f"SAC snapshot ({role}), sampling its tanh-Gaussian policy", None
+        else:
+            policy, noise_info = (
+                f"TD3 snapshot ({role}) + N(0, {noise}²) action noise, clipped to [-1, 1]",
+                noise,
+            )
         return {
-            "policy": f"TD3 snapshot ({role}) + N(0, {noise}²) action noise, clipped to [-1, 1]",
+            "policy": policy,
             "step": snaps[i]["step"],
             "eval_return": snaps[i]["eval_return"],
             "eval_episodes": cfg.eval_episodes,
-            "action_noise": noise,
+            "action_noise": noise_info,
         }
 
     replay_stop = snaps[medium]["step"]
     replay_start = max(0, replay_stop - cfg.dataset_size)
     common = {
-        "generator": "iclr26.pic.generation.generate_datasets (online TD3; D4RL used SAC)",
+        "generator": f"iclr26.pic.generation.generate_datasets (online {agent}; D4RL used SAC)",
+        "agent": cfg.agent,
         "reference_returns": {
             "random": random_return,
             "expert": expert_return,
             "episodes": cfg.eval_episodes,
             "random_policy": "uniform in [-1, 1]",
-            "expert_policy": f"best TD3 snapshot (step {snaps[best]['step']}), no noise, held-out seeds",
+            "expert_policy": f"best {agent} snapshot (step {snaps[best]['step']}), deterministic, "
+            "held-out seeds",
             "d4rl": d4rl_reference(env_id),
         },
         "config": cfg.identity(),
@@ -139,7 +151,7 @@ def _write_datasets(
         "medium": {"behavior": medium_info},
         "medium-replay": {
             "behavior": {
-                "policy": "TD3's online replay buffer (random warm-up, exploration noise) to medium",
+                "policy": f"{agent}'s online replay buffer (random warm-up, exploration) to medium",
                 "step": replay_stop,
                 "eval_return": snaps[medium]["eval_return"],
                 "transitions": [replay_start, replay_stop],
@@ -168,7 +180,7 @@ def _write_datasets(
         if name in ("medium", "expert"):
             i, noise = (medium, cfg.medium_noise) if name == "medium" else (best, cfg.expert_noise)
             seed = derive_seed(cfg.seed, 0, f"collect-{name}")
-            act = snapshot_policy(snaps[i]["actor"], obs_dim, act_dim, cfg.td3.hidden, noise, seed)
+            act = snapshot_policy(snaps[i], obs_dim, act_dim, hidden, noise, seed, stochastic=True)
             return collect(
                 env_id, act, cfg.dataset_size, derive_seed(cfg.seed, 0, f"collect-{name}-episode"), full
             )

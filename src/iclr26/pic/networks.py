@@ -1,12 +1,14 @@
 """Batched-ensemble MLPs: E independent networks evaluated with one batched matmul.
 
-Critic ensembles (TD3's twin critics, EPIC's N critics) and stacked seeds share this: the weights
+Critic ensembles (TD3's twin critics, EPIC's N critics) and stacked runs share this: the weights
 of member e live at index e of one (E, in, out) tensor, so a forward pass is a single `baddbmm`
-instead of E small matmuls (the CPU cost that dominates offline RL updates at width 256).
+instead of E small matmuls (the CPU cost that dominates offline RL updates at width 256). R runs
+trained together (seeds × datasets, `stacked.py`) are R·E members, run-major.
 
-`EnsembleMLP`'s output is (E, B, out); callers read it through named views rather than indexing that
+`EnsembleMLP`'s output is (R·E, B, out); callers read it through named views rather than indexing that
 layout: `single` (a one-member net: (B, out)), `values` (scalar heads: (E, B)), `member_value`
-(one member's: (B,)) and `min_value` (the min over members: (B,)).
+(one member's: (B,)) and `min_value` (the min over members: (B,)). Stacked runs add a leading R axis
+to each view, so code that reduces over the batch with `dim=-1` serves one run and a stack alike.
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ class EnsembleLinear(nn.Module):
 
 
 class EnsembleMLP(nn.Module):
-    """E independent MLPs (ReLU hidden layers): (B, in) or (E, B, in) -> (E, B, out).
+    """E independent MLPs (ReLU hidden layers) per run, for R stacked runs: R·E members in all.
 
     `output="tanh"` squashes to (−1, 1) (actors); `"none"` leaves it linear (critics, values).
+    `forward` returns (R·E, B, out), run-major. Its input is (B, in), shared by every member;
+    (R·E, B, in), one batch per member; (R, B, in), one batch per run shared by the run's E members;
+    or (R, E, B, in). One run (R = 1) is the plain ensemble: (E, B, in) is one batch per member.
     """
 
     def __init__(
@@ -58,53 +63,101 @@ class EnsembleMLP(nn.Module):
         hidden: Sequence[int] = (256, 256),
         ensemble: int = 1,
         output: str = "none",
+        runs: int = 1,
     ) -> None:
         super().__init__()
         if output not in ("none", "tanh"):
             raise ValueError(f"output must be 'none' or 'tanh', got {output!r}")
+        if runs < 1:
+            raise ValueError(f"runs must be >= 1, got {runs}")
         dims = [in_dim, *hidden, out_dim]
-        self.layers = nn.ModuleList(EnsembleLinear(a, b, ensemble) for a, b in itertools.pairwise(dims))
+        self.layers = nn.ModuleList(
+            EnsembleLinear(a, b, runs * ensemble) for a, b in itertools.pairwise(dims)
+        )
         self.output = output
-        self.ensemble = ensemble
+        self.ensemble, self.runs = ensemble, runs
+        self.hidden = tuple(hidden)
 
     @property
     def out_dim(self) -> int:
         """Output width of each member."""
         return self.layers[-1].out_dim
 
+    @property
+    def in_dim(self) -> int:
+        """Input width of each member."""
+        return self.layers[0].in_dim
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        r, e = self.runs, self.ensemble
+        if x.dim() == 4:  # (R, E, B, in)
+            x = x.reshape(-1, *x.shape[2:])
+        elif x.dim() == 3 and x.shape[0] == r and e > 1:  # one batch per run, shared by its members
+            x = x.unsqueeze(1).expand(r, e, *x.shape[1:]).reshape(r * e, *x.shape[1:])
         for i, layer in enumerate(self.layers):
             x = layer(x)
             if i < len(self.layers) - 1:
                 x = torch.relu(x)
         return torch.tanh(x) if self.output == "tanh" else x
 
-    # Named views of the (E, B, out) output, so that callers never index the ensemble layout.
+    # Named views of the (R·E, B, out) output, so that callers never index the ensemble layout. With
+    # one run they have no run axis; with R > 1 runs a leading R axis comes first.
 
     def single(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, out): the output of a one-member network (an actor, a value network)."""
+        """(B, out), or (R, B, out) for stacked runs: the output of a one-member network."""
         if self.ensemble != 1:
             raise ValueError(f"single() needs a one-member network, this one has {self.ensemble} members")
-        return self(x)[0]
+        out = self(x)
+        return out if self.runs > 1 else out[0]
 
     def values(self, x: torch.Tensor) -> torch.Tensor:
-        """(E, B): every member's scalar output (critics: Q_1(s, a), ..., Q_E(s, a))."""
+        """(E, B), or (R, E, B): every member's scalar output (critics: Q_1(s, a), ..., Q_E(s, a))."""
         self._check_scalar()
-        return self(x).squeeze(-1)
+        out = self(x).squeeze(-1)
+        return out.unflatten(0, (self.runs, self.ensemble)) if self.runs > 1 else out
 
     def member_value(self, x: torch.Tensor, member: int = 0) -> torch.Tensor:
-        """(B,): one member's scalar output (TD3's Q1 is member 0; a value network's V is its only one)."""
+        """(B,) or (R, B): one member's scalar output (TD3's Q1 is member 0, a value network's V its only)."""
         if not 0 <= member < self.ensemble:
             raise ValueError(f"member must be in [0, {self.ensemble}), got {member}")
-        return self.values(x)[member]
+        return self.values(x)[..., member, :]
 
     def min_value(self, x: torch.Tensor) -> torch.Tensor:
-        """(B,): the minimum over members of the scalar outputs (clipped double Q, EDAC's min over N)."""
-        return self.values(x).amin(0)
+        """(B,) or (R, B): the minimum over members of the scalar outputs (clipped double Q, EDAC's min)."""
+        return self.values(x).amin(-2)
 
     def _check_scalar(self) -> None:
         if self.out_dim != 1:
             raise ValueError(f"values need a network with one output, this one has {self.out_dim}")
+
+    # Stacking: R single-run networks as one, and back.
+
+    @classmethod
+    def stack(cls, nets: Sequence[EnsembleMLP]) -> EnsembleMLP:
+        """One network of len(nets) runs whose run r has the weights of nets[r] (all one-run, one shape)."""
+        first = nets[0]
+        shape = (first.in_dim, first.out_dim, first.hidden, first.ensemble, first.output)
+        for net in nets:
+            if net.runs != 1 or (net.in_dim, net.out_dim, net.hidden, net.ensemble, net.output) != shape:
+                raise ValueError("stack() needs one-run networks of one shape")
+        out = cls(first.in_dim, first.out_dim, first.hidden, first.ensemble, first.output, runs=len(nets))
+        out = out.to(next(first.parameters()).device)
+        with torch.no_grad():
+            for name, param in out.named_parameters():
+                param.copy_(torch.cat([net.get_parameter(name) for net in nets]))
+        return out
+
+    def run(self, r: int) -> EnsembleMLP:
+        """Run r of a stack as a one-run network (a copy of its weights)."""
+        if not 0 <= r < self.runs:
+            raise ValueError(f"run must be in [0, {self.runs}), got {r}")
+        out = EnsembleMLP(self.in_dim, self.out_dim, self.hidden, self.ensemble, self.output)
+        out = out.to(next(self.parameters()).device)
+        e = self.ensemble
+        with torch.no_grad():
+            for name, param in out.named_parameters():
+                param.copy_(self.get_parameter(name)[r * e : (r + 1) * e])
+        return out
 
 
 @torch.no_grad()

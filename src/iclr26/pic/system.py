@@ -19,14 +19,14 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
-from iclr26.pic.algorithms import ALGORITHMS, BatchSampler, make_algorithm
-from iclr26.pic.algorithms.common import return_range_reward_scale, state_stats
+from iclr26.pic.algorithms import make_algorithm
+from iclr26.pic.algorithms.common import state_stats
 from iclr26.pic.config import PICSystemConfig, every_algorithm
 from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
 from iclr26.pic.evaluation import evaluate
 from iclr26.pic.generation import generate_datasets
 from iclr26.pic.peers import cached_peer_table
-from iclr26.pic.train import steps_per_second, train_offline
+from iclr26.pic.train import run_sampler, steps_per_second, train_offline
 
 
 def _shared(cfg: PICSystemConfig, value: Callable[[Any], str]) -> str:
@@ -89,19 +89,7 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         algo_name, ds.obs_dim, ds.act_dim, algo_cfg, seed=s,
                         device=device, state_mean=mean, state_std=std,
                     )  # fmt: skip
-                    dones = ds.terminals.astype(np.float32)  # time-limit cuts still bootstrap
-                    # IQL's β assumes rewards scaled by 1000 / (return range) (Kostrikov et al. 2021)
-                    scale = (
-                        return_range_reward_scale(ds.rewards, ds.episode_ends())
-                        if getattr(algo_cfg, "return_range_scaling", False)
-                        else 1.0
-                    )
-                    sampler = BatchSampler(
-                        ds.observations, ds.actions, ds.rewards, ds.next_observations, dones,
-                        peers=peers if ALGORITHMS[algo_name].uses_peers else None,
-                        batch_size=algo_cfg.batch_size, seed=derive_seed(s, 0, bits=32), device=device,
-                        reward_scale=scale,
-                    )  # fmt: skip
+                    sampler = run_sampler(algo_name, ds, s, algo.config, peers=peers, device=device)
                     # evaluation episodes seed+i, never shared across seeds
                     eval_seed = derive_seed(s, 1, bits=32) % 2**31
 

@@ -14,10 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from iclr26.core.checkpoint import save_checkpoint
-from iclr26.pic.algorithms.common import Algorithm, BatchSampler
+from iclr26.core.seeding import derive_seed
+from iclr26.pic.algorithms import ALGORITHMS
+from iclr26.pic.algorithms.common import Algorithm, BatchSampler, return_range_reward_scale
+from iclr26.pic.data import OfflineDataset
 
 HistoryRow = dict[str, Any]
 
@@ -26,18 +30,26 @@ class _Window:
     """Running sums of the metrics since the last history row."""
 
     def __init__(self, sums: dict[str, float] | None = None, counts: dict[str, int] | None = None) -> None:
-        self.sums = dict(sums or {})
+        self.sums: dict[str, Any] = dict(sums or {})
         self.counts = dict(counts or {})
         self.time_s = 0.0
         self.steps = 0
 
-    def add(self, metrics: dict[str, float]) -> None:
+    def add(self, metrics: dict[str, Any]) -> None:
+        """Add one step's metrics: floats, or one float per run for a stacked algorithm."""
         for k, v in metrics.items():
-            self.sums[k] = self.sums.get(k, 0.0) + float(v)
+            if isinstance(v, list):
+                old = self.sums.get(k, [0.0] * len(v))
+                self.sums[k] = [a + float(b) for a, b in zip(old, v, strict=True)]
+            else:
+                self.sums[k] = self.sums.get(k, 0.0) + float(v)
             self.counts[k] = self.counts.get(k, 0) + 1
 
-    def means(self) -> dict[str, float]:
-        return {k: self.sums[k] / self.counts[k] for k in self.sums}
+    def means(self) -> dict[str, Any]:
+        return {
+            k: [x / self.counts[k] for x in v] if isinstance(v, list) else v / self.counts[k]
+            for k, v in self.sums.items()
+        }
 
     def state(self) -> dict[str, Any]:
         return {"sums": self.sums, "counts": self.counts}
@@ -119,6 +131,35 @@ def train_offline(
         if step % checkpoint_every == 0 or step == steps:
             checkpoint()
     return history
+
+
+def run_sampler(
+    name: str,
+    ds: OfflineDataset,
+    seed: int,
+    config: Any,
+    *,
+    peers: np.ndarray | None = None,
+    device: str | torch.device = "cpu",
+) -> BatchSampler:
+    """The minibatch stream of one run of algorithm `name` with `seed` on `ds`: the algorithm's batch
+    size, time-limit cuts that still bootstrap (dones = terminals only), the peer table where the
+    algorithm uses peers, and IQL's reward scaling by 1000 / (return range) (Kostrikov et al. 2021)."""
+    scale = 1.0
+    if getattr(config, "return_range_scaling", False):
+        scale = return_range_reward_scale(ds.rewards, ds.episode_ends())
+    return BatchSampler(
+        ds.observations,
+        ds.actions,
+        ds.rewards,
+        ds.next_observations,
+        ds.terminals.astype(np.float32),
+        peers=peers if ALGORITHMS[name].uses_peers else None,
+        batch_size=config.batch_size,
+        seed=derive_seed(seed, 0, bits=32),
+        device=device,
+        reward_scale=scale,
+    )
 
 
 def steps_per_second(history: list[HistoryRow]) -> float:

@@ -1,5 +1,6 @@
 """Offline RL algorithms for PIC: the method (PIC-TD3, EPIC) and its baselines (BC, TD3+BC, IQL, EDAC),
-and TD3 itself (the online behaviour agent that generates the datasets; TD3+BC and PIC-TD3 extend it).
+and the online behaviour agents that generate the datasets: TD3 (TD3+BC and PIC-TD3 extend it) and SAC
+(EDAC's update with two critics, as D4RL used).
 
 algo = make_algorithm("pic", obs_dim, act_dim, {"delta": 2.0}, seed=0, device="cpu",
                       state_mean=mean, state_std=std)          # or a PICConfig(...) instead of the dict
@@ -46,6 +47,7 @@ from iclr26.pic.algorithms.pic import (
     peer_distance,
     pic_actor_loss,
 )
+from iclr26.pic.algorithms.sac import SAC, SACConfig
 from iclr26.pic.algorithms.td3 import TD3, TD3Config, td3_target
 from iclr26.pic.algorithms.td3_bc import TD3BC, TD3BCConfig, q_normalizer, td3_bc_actor_loss
 
@@ -107,6 +109,7 @@ __all__ = [
     "EPIC",
     "IQL",
     "PIC",
+    "SAC",
     "TD3",
     "TD3BC",
     "Algorithm",
@@ -119,6 +122,7 @@ __all__ = [
     "EPICConfig",
     "IQLConfig",
     "PICConfig",
+    "SACConfig",
     "StateNormalizer",
     "TD3BCConfig",
     "TD3Config",

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from iclr26.pic.algorithms.common import (
     ActorConfig,
@@ -20,6 +19,7 @@ from iclr26.pic.algorithms.common import (
     StateNormalization,
     StateNormalizer,
     gradient_step,
+    metric,
 )
 from iclr26.pic.networks import EnsembleMLP, tanh_policy_spec
 
@@ -30,8 +30,9 @@ class BCConfig(StateNormalization, ActorConfig):
 
 
 def bc_loss(pi: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """Mean squared error between policy and dataset actions, (B, act_dim) each."""
-    return F.mse_loss(pi, a)
+    """Mean squared error between policy and dataset actions, (B, act_dim) each (or (R, B, act_dim):
+    one loss per run)."""
+    return (pi - a).pow(2).mean((-2, -1))
 
 
 class BC(AlgorithmBase):
@@ -57,10 +58,10 @@ class BC(AlgorithmBase):
         """A tanh policy."""
         return {"actor": tanh_policy_spec(obs_dim, act_dim, cfg.hidden)}
 
-    def update(self, batch: Batch) -> dict[str, float]:
+    def update(self, batch: Batch) -> dict[str, Any]:
         """One gradient step on the BC loss."""
         self.total_it += 1
         pi = self.actor.single(self.normalizer(batch["observations"]))
         loss = bc_loss(pi, batch["actions"])
-        gradient_step(self.actor_optimizer, loss)
-        return {"actor_loss": loss.item()}
+        gradient_step(self.actor_optimizer, loss.sum())
+        return {"actor_loss": metric(loss)}

@@ -14,7 +14,7 @@ A batch is a `dict[str, Tensor]`:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
@@ -173,6 +173,20 @@ class StateNormalizer(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return (obs - self.mean) / self.std
 
+    @classmethod
+    def stack(cls, normalizers: list[StateNormalizer]) -> StateNormalizer:
+        """R runs' statistics as (R, 1, obs_dim) buffers, for (R, B, obs_dim) stacked batches."""
+        out = cls(normalizers[0].mean.shape[-1]).to(normalizers[0].mean.device)
+        out.mean = torch.stack([n.mean for n in normalizers]).unsqueeze(1)
+        out.std = torch.stack([n.std for n in normalizers]).unsqueeze(1)
+        return out
+
+    def run(self, r: int) -> StateNormalizer:
+        """Run r of a stacked normalizer as a one-run normalizer."""
+        out = StateNormalizer(self.mean.shape[-1]).to(self.mean.device)
+        out.set_stats(self.mean[r].reshape(-1), self.std[r].reshape(-1))
+        return out
+
 
 # -------------------------------------------------------------------------------------- networks
 
@@ -215,6 +229,12 @@ def gradient_step(
 def generator_for(device: str | torch.device, seed: int) -> torch.Generator:
     """A torch.Generator on `device` seeded with `seed` (the algorithm's private RNG)."""
     return torch.Generator(device=torch.device(device)).manual_seed(int(seed))
+
+
+def metric(x: torch.Tensor) -> float | list[float]:
+    """A metric for the history: a float for one run, one float per run for a stack (a (R,) tensor)."""
+    x = x.detach()
+    return x.item() if x.dim() == 0 else x.tolist()
 
 
 def require_peers(batch: Batch, who: str) -> torch.Tensor:
@@ -342,7 +362,8 @@ class Checkpointable:
     config_cls: ClassVar[type]
 
     config: Any
-    generator: torch.Generator | None = None  # None: the update draws no random numbers
+    # None: the update draws no random numbers; a list: one generator per stacked run
+    generator: torch.Generator | list[torch.Generator] | None = None
     total_it: int
 
     def state_dict(self) -> dict[str, Any]:
@@ -350,7 +371,9 @@ class Checkpointable:
         state: dict[str, Any] = {name: getattr(self, name).state_dict() for name in self.MODULES}
         state.update({name: getattr(self, name).state_dict() for name in self.OPTIMIZERS})
         state.update({name: getattr(self, name).detach().clone() for name in self.EXTRA_TENSORS})
-        if self.generator is not None:
+        if isinstance(self.generator, list):
+            state["generator"] = [g.get_state() for g in self.generator]
+        elif self.generator is not None:
             state["generator"] = self.generator.get_state()
         state["total_it"] = self.total_it
         state["config"] = dataclasses.asdict(self.config)
@@ -369,12 +392,24 @@ class Checkpointable:
         with torch.no_grad():
             for name in self.EXTRA_TENSORS:
                 getattr(self, name).copy_(state[name])
-        if self.generator is not None:
+        if isinstance(self.generator, list):
+            for g, g_state in zip(self.generator, state["generator"], strict=True):
+                g.set_state(g_state)
+        elif self.generator is not None:
             self.generator.set_state(state["generator"])
         self.total_it = int(state["total_it"])
 
 
 # ----------------------------------------------------------------------------------- algorithms
+
+
+def _adam_for(nets: Mapping[str, nn.Module], cfg: Any) -> dict[str, torch.optim.Optimizer]:
+    """Adam for each network `x` at `cfg.x_lr`, named `x_optimizer` (Adam is elementwise, so one Adam
+    over stacked weights is R independent ones)."""
+    return {
+        f"{name}_optimizer": torch.optim.Adam(net.parameters(), lr=getattr(cfg, f"{name}_lr"))
+        for name, net in nets.items()
+    }
 
 
 class AlgorithmBase(Checkpointable):
@@ -412,13 +447,67 @@ class AlgorithmBase(Checkpointable):
         if not isinstance(cfg, cls.config_cls):
             raise TypeError(f"{cls.__name__} needs a {cls.config_cls.__name__}, got {type(cfg).__name__}")
         nets = build_networks(seed, device, **cls.network_specs(obs_dim, act_dim, cfg))
-        optimizers = {
-            f"{name}_optimizer": torch.optim.Adam(net.parameters(), lr=getattr(cfg, f"{name}_lr"))
-            for name, net in nets.items()
-        }
         normalizer = StateNormalizer(obs_dim).to(device)
         extra = cls.extra_parts(cfg, act_dim=act_dim, seed=seed, device=device)
-        return cls(cfg, **nets, **optimizers, normalizer=normalizer, **extra)
+        return cls(cfg, **nets, **_adam_for(nets, cfg), normalizer=normalizer, **extra)
+
+    # ---------------------------------------------------------------------------- stacked runs
+
+    @classmethod
+    def network_names(cls) -> list[str]:
+        """The trained networks `__init__` takes (its MODULES less the targets and the normalizer)."""
+        return [n for n in cls.MODULES if n != "normalizer" and not n.endswith("_target")]
+
+    @classmethod
+    def stack(cls, algos: Sequence[Self]) -> Self:
+        """R freshly created runs of one config (seeds, datasets' statistics) as one algorithm whose
+        networks hold all R runs (`EnsembleMLP.stack`), trained on (R, B, ...) batches: run r of the
+        stack draws from run r's generator and its update equals run r's alone (tested)."""
+        first = algos[0]
+        for a in algos:
+            if type(a) is not cls or a.config != first.config:
+                raise ValueError(f"stack() needs {cls.__name__} runs of one config")
+            if a.total_it != 0:
+                raise ValueError("stack() needs freshly created runs (their optimizers hold no state yet)")
+        nets = {n: EnsembleMLP.stack([getattr(a, n) for a in algos]) for n in cls.network_names()}
+        normalizer = StateNormalizer.stack([a.normalizer for a in algos])
+        return cls(first.config, **nets, **_adam_for(nets, first.config), normalizer=normalizer,
+                   **cls.stack_parts(algos))  # fmt: skip
+
+    @classmethod
+    def stack_parts(cls, algos: Sequence[Self]) -> dict[str, Any]:
+        """`extra_parts` for a stack of `algos`: each run's generator, in a list (none: no generator)."""
+        return {} if algos[0].generator is None else {"generator": [a.generator for a in algos]}
+
+    @property
+    def runs(self) -> int:
+        """How many runs this algorithm trains at once (1 unless built by `stack`)."""
+        return self.actor.runs
+
+    def run(self, r: int) -> Self:
+        """Run r of a stack as a one-run algorithm with its networks and state statistics (for
+        evaluation: optimizer states and generators are fresh)."""
+        obs_dim = int(self.normalizer.mean.shape[-1])
+        critic = getattr(self, "critic", None)
+        act_dim = critic.in_dim - obs_dim if critic is not None else self.actor.out_dim
+        device = self.normalizer.mean.device
+        single = type(self).create(obs_dim, act_dim, self.config, device=device)
+        for name in self.MODULES:
+            part = getattr(self, name).run(r)
+            getattr(single, name).load_state_dict(part.state_dict())
+        single.run_extras_from(self, r)
+        single.total_it = self.total_it
+        return single
+
+    def run_extras_from(self, stacked: Self, r: int) -> None:
+        """Copy run r's non-network state of `stacked` into this one-run algorithm (none here)."""
+
+    def randn(self, shape: Sequence[int], device: torch.device) -> torch.Tensor:
+        """N(0, I) noise of `shape` from the algorithm's generator. For a stack, `shape` leads with the
+        run axis and run r's slice is drawn from run r's generator, as that run would draw it alone."""
+        if isinstance(self.generator, list):
+            return torch.stack([torch.randn(shape[1:], generator=g, device=device) for g in self.generator])
+        return torch.randn(shape, generator=self.generator, device=device)
 
     @classmethod
     def network_specs(cls, obs_dim: int, act_dim: int, cfg: Any) -> dict[str, dict[str, Any]]:

@@ -31,6 +31,7 @@ All N critics are one `EnsembleMLP`; candidate scoring is one call on B·(K+1) p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,6 +48,7 @@ from iclr26.pic.algorithms.common import (
     StateNormalizer,
     generator_for,
     gradient_step,
+    metric,
     require_peers,
     state_action,
 )
@@ -130,10 +132,10 @@ class EDACConfig(EPICConfig):
 
 
 def tanh_gaussian_sample(
-    mu: torch.Tensor, log_std: torch.Tensor, generator: torch.Generator
+    mu: torch.Tensor, log_std: torch.Tensor, eps: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """ã = tanh(μ + σ·ε) and log π(ã|s) with the tanh change of variables: (B, act) -> (B, act), (B,)."""
-    eps = torch.randn(mu.shape, generator=generator, device=mu.device)
+    """ã = tanh(μ + σ·ε) and log π(ã|s) with the tanh change of variables, for given ε ~ N(0, I):
+    (..., B, act) -> (..., B, act), (..., B)."""
     u = mu + log_std.exp() * eps
     log_normal = (-0.5 * eps.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
     log_det = (2.0 * (math.log(2.0) - u - F.softplus(-2.0 * u))).sum(-1)  # log(1 − tanh²u), stably
@@ -141,12 +143,13 @@ def tanh_gaussian_sample(
 
 
 def gradient_diversity(grads: torch.Tensor) -> torch.Tensor:
-    """EDAC's ES = 1/(N−1) Σ_{i≠j} cos(g_i, g_j), averaged over the batch; grads (N, B, act_dim)."""
-    n = grads.shape[0]
+    """EDAC's ES = 1/(N−1) Σ_{i≠j} cos(g_i, g_j), averaged over the batch; grads (N, B, act_dim), or
+    (R, N, B, act_dim) for stacked runs (one ES per run)."""
+    n = grads.shape[-3]
     unit = grads / (torch.linalg.vector_norm(grads, dim=-1, keepdim=True) + 1e-10)
-    cos = torch.einsum("ibd,jbd->bij", unit, unit)  # (B, N, N)
-    off_diagonal = cos.sum((1, 2)) - torch.diagonal(cos, dim1=1, dim2=2).sum(-1)
-    return (off_diagonal / (n - 1)).mean()
+    cos = torch.einsum("...ibd,...jbd->...bij", unit, unit)  # (..., B, N, N)
+    off_diagonal = cos.sum((-2, -1)) - torch.diagonal(cos, dim1=-2, dim2=-1).sum(-1)
+    return (off_diagonal / (n - 1)).mean(-1)
 
 
 def epic_actor_loss(
@@ -161,11 +164,13 @@ def epic_actor_loss(
     normalize_q: bool = True,
     squared: bool = False,
 ) -> torch.Tensor:
-    """β·mean(α_ent·log π − min Q) + δ·mean ‖tanh μ − a*‖; q_min_pi, log_pi (B,), actions (B, act_dim)."""
-    beta = alpha / q_min_pi.abs().mean().detach() if normalize_q else 1.0
-    loss = beta * (temperature * log_pi - q_min_pi).mean()
+    """β·mean(α_ent·log π − min Q) + δ·mean ‖tanh μ − a*‖; q_min_pi, log_pi (B,), actions (B, act_dim),
+    or each with a leading run axis R (then `temperature` is (R,)): one loss per run."""
+    beta = alpha / q_min_pi.abs().mean(-1).detach() if normalize_q else 1.0
+    temperature = torch.as_tensor(temperature, device=log_pi.device).unsqueeze(-1)  # per run
+    loss = beta * (temperature * log_pi - q_min_pi).mean(-1)
     if a_star is not None and delta > 0:
-        loss = loss + delta * peer_distance(mean_action, a_star, squared).mean()  # EPIC actor loss
+        loss = loss + delta * peer_distance(mean_action, a_star, squared).mean(-1)  # EPIC actor loss
     return loss
 
 
@@ -243,34 +248,37 @@ class EPIC(AlgorithmBase):
     def critic_loss(
         self, obs: torch.Tensor, batch: Batch, next_obs: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(L_Q, its TD part, ES): soft TD onto min of the target ensemble + η·gradient diversity."""
+        """(L_Q, its TD part, ES) per run: soft TD onto min of the target ensemble + η·gradient diversity."""
         cfg = self.config
         with torch.no_grad():
-            next_a, next_log_pi = tanh_gaussian_sample(*self.policy(next_obs), self.generator)
+            mu, log_std = self.policy(next_obs)
+            next_a, next_log_pi = tanh_gaussian_sample(mu, log_std, self.randn(mu.shape, mu.device))
             q_next = self.critic_target.min_value(state_action(next_obs, next_a))
             y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * (
-                q_next - self.temperature * next_log_pi
+                q_next - self.temperature.unsqueeze(-1) * next_log_pi
             )
         # one copy of the dataset action per critic, so ∇_a of Σ_i Q_i gives each critic's own gradient
-        a = batch["actions"].expand(cfg.num_critics, -1, -1).clone().requires_grad_(cfg.eta > 0)
-        q = self.critic.values(state_action(obs, a))  # (N, B)
-        td = ((q - y) ** 2).mean(1).sum()
+        actions = batch["actions"].unsqueeze(-3)  # (1, B, act_dim), stacked (R, 1, B, act_dim)
+        a = actions.expand(*actions.shape[:-3], cfg.num_critics, *actions.shape[-2:])
+        a = a.clone().requires_grad_(cfg.eta > 0)
+        q = self.critic.values(state_action(obs.unsqueeze(-3), a))  # (N, B), stacked (R, N, B)
+        td = ((q - y.unsqueeze(-2)) ** 2).mean(-1).sum(-1)
         if cfg.eta == 0:
-            return td, td, torch.zeros((), device=td.device)
-        (grads,) = torch.autograd.grad(q.sum(), a, create_graph=True)  # (N, B, act_dim)
+            return td, td, torch.zeros_like(td)
+        (grads,) = torch.autograd.grad(q.sum(), a, create_graph=True)  # (..., N, B, act_dim)
         diversity = gradient_diversity(grads)
         return td + cfg.eta * diversity, td, diversity  # EDAC critic loss
 
     # ------------------------------------------------------------------------------------ update
 
-    def update(self, batch: Batch) -> dict[str, float]:
+    def update(self, batch: Batch) -> dict[str, Any]:
         """One step of the critic ensemble, the policy (with the peer constraint), α_ent, and the targets."""
         cfg = self.config
         self.total_it += 1
         obs, next_obs = self.normalized_states(batch)
 
         critic_loss, td, diversity = self.critic_loss(obs, batch, next_obs)
-        gradient_step(self.critic_optimizer, critic_loss)
+        gradient_step(self.critic_optimizer, critic_loss.sum())
 
         a_star, best = None, None
         if cfg.delta > 0:
@@ -279,8 +287,8 @@ class EPIC(AlgorithmBase):
                 self.critic, obs, batch["actions"], peers, cfg.score_dtype, cfg.rerank_top
             )
         mu, log_std = self.policy(obs)
-        a_pi, log_pi = tanh_gaussian_sample(mu, log_std, self.generator)
-        q_min_pi = self.critic.min_value(state_action(obs, a_pi))  # (B,)
+        a_pi, log_pi = tanh_gaussian_sample(mu, log_std, self.randn(mu.shape, mu.device))
+        q_min_pi = self.critic.min_value(state_action(obs, a_pi))  # (B,), stacked (R, B)
         temperature = self.temperature
         actor_loss = epic_actor_loss(
             q_min_pi,
@@ -294,26 +302,45 @@ class EPIC(AlgorithmBase):
             squared=cfg.squared,
         )
         # no gradients into the critics
-        gradient_step(self.actor_optimizer, actor_loss, inputs=list(self.actor.parameters()))
+        gradient_step(self.actor_optimizer, actor_loss.sum(), inputs=list(self.actor.parameters()))
 
         if cfg.auto_temperature:  # SAC's temperature loss −log α_ent·(log π + H̄)
-            temperature_loss = -(self.log_temperature * (log_pi.detach() + self.target_entropy)).mean()
-            gradient_step(self.temperature_optimizer, temperature_loss)
+            log_t = self.log_temperature.unsqueeze(-1)
+            temperature_loss = -(log_t * (log_pi.detach() + self.target_entropy)).mean(-1)
+            gradient_step(self.temperature_optimizer, temperature_loss.sum())
 
         soft_update(self.critic_target, self.critic, cfg.tau)
-        metrics = {
-            "critic_loss": critic_loss.item(),
-            "td_loss": td.item(),
-            "diversity": diversity.item(),
-            "actor_loss": actor_loss.item(),
-            "q_pi": q_min_pi.mean().item(),
-            "entropy": -log_pi.mean().item(),
-            "temperature": temperature.item(),
+        metrics: dict[str, Any] = {
+            "critic_loss": metric(critic_loss),
+            "td_loss": metric(td),
+            "diversity": metric(diversity),
+            "actor_loss": metric(actor_loss),
+            "q_pi": metric(q_min_pi.mean(-1)),
+            "entropy": metric(-log_pi.mean(-1)),
+            "temperature": metric(temperature),
         }
         if a_star is not None and best is not None:
-            metrics["peer_distance"] = peer_distance(torch.tanh(mu).detach(), a_star).mean().item()
-            metrics["peer_chosen"] = (best > 0).float().mean().item()
+            metrics["peer_distance"] = metric(peer_distance(torch.tanh(mu).detach(), a_star).mean(-1))
+            metrics["peer_chosen"] = metric((best > 0).float().mean(-1))
         return metrics
+
+    # ------------------------------------------------------------------------------ stacked runs
+
+    @classmethod
+    def stack_parts(cls, algos: Sequence[EPIC]) -> dict[str, Any]:
+        """Each run's generator and log α_ent (one (R,) tensor with its own Adam), one target entropy."""
+        log_temperature = torch.stack([a.log_temperature.detach() for a in algos]).requires_grad_()
+        return {
+            "log_temperature": log_temperature,
+            "temperature_optimizer": torch.optim.Adam([log_temperature], lr=algos[0].config.temperature_lr),
+            "generator": [a.generator for a in algos],
+            "target_entropy": algos[0].target_entropy,
+        }
+
+    def run_extras_from(self, stacked: EPIC, r: int) -> None:
+        """Run r's log α_ent."""
+        with torch.no_grad():
+            self.log_temperature.copy_(stacked.log_temperature[r])
 
     def deterministic_action(self, obs: torch.Tensor) -> torch.Tensor:
         """tanh(μ(s)), the mean action, for normalized states: (B, obs_dim) -> (B, act_dim)."""

@@ -28,6 +28,7 @@ from iclr26.pic.algorithms.common import (
     StateNormalization,
     StateNormalizer,
     gradient_step,
+    metric,
     state_action,
 )
 from iclr26.pic.networks import EnsembleMLP, critic_spec, frozen_copy, soft_update, tanh_policy_spec
@@ -58,9 +59,10 @@ class IQLConfig(StateNormalization, ActorCriticConfig):
 
 
 def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
-    """Mean of L₂^τ(u) = |τ − 1(u < 0)|·u² over u = Q − V (Kostrikov et al. 2022, Eq. 5)."""
+    """Mean of L₂^τ(u) = |τ − 1(u < 0)|·u² over u = Q − V (Kostrikov et al. 2022, Eq. 5), over the
+    batch (last) axis."""
     weight = torch.abs(tau - (diff < 0).to(diff.dtype))
-    return (weight * diff**2).mean()
+    return (weight * diff**2).mean(-1)
 
 
 def awr_weights(advantage: torch.Tensor, temperature: float, max_weight: float) -> torch.Tensor:
@@ -103,7 +105,7 @@ class IQL(AlgorithmBase):
             "value": dict(in_dim=obs_dim, out_dim=1, hidden=cfg.hidden),
         }
 
-    def update(self, batch: Batch) -> dict[str, float]:
+    def update(self, batch: Batch) -> dict[str, Any]:
         """One step of V (expectile), Q (TD onto V) and π (advantage-weighted regression), then targets."""
         cfg = self.config
         self.total_it += 1
@@ -112,29 +114,29 @@ class IQL(AlgorithmBase):
 
         # V: expectile regression onto the target critics' min
         with torch.no_grad():
-            q_target = self.critic_target.min_value(state_action(obs, a))  # (B,)
+            q_target = self.critic_target.min_value(state_action(obs, a))  # (B,), stacked (R, B)
         v = self.value.member_value(obs)
         value_loss = expectile_loss(q_target - v, cfg.expectile)  # Eq. (5)
-        gradient_step(self.value_optimizer, value_loss)
+        gradient_step(self.value_optimizer, value_loss.sum())
         advantage = (q_target - v).detach()
 
         # Q: TD onto V(s'), each critic its own MSE
         with torch.no_grad():
             y = batch["rewards"] + cfg.gamma * (1.0 - batch["dones"]) * self.value.member_value(next_obs)
-        q = self.critic.values(state_action(obs, a))  # (2, B)
-        critic_loss = ((q - y) ** 2).mean(1).sum()  # Eq. (6)
-        gradient_step(self.critic_optimizer, critic_loss)
+        q = self.critic.values(state_action(obs, a))  # (2, B), stacked (R, 2, B)
+        critic_loss = ((q - y.unsqueeze(-2)) ** 2).mean(-1).sum(-1)  # Eq. (6)
+        gradient_step(self.critic_optimizer, critic_loss.sum())
 
         # π: advantage-weighted regression (deterministic policy: weighted squared error)
         weights = awr_weights(advantage, cfg.temperature, cfg.max_weight)
         pi = self.actor.single(obs)
-        actor_loss = (weights * (pi - a).pow(2).sum(-1)).mean()  # Eq. (7)
-        gradient_step(self.actor_optimizer, actor_loss)
+        actor_loss = (weights * (pi - a).pow(2).sum(-1)).mean(-1)  # Eq. (7)
+        gradient_step(self.actor_optimizer, actor_loss.sum())
 
         soft_update(self.critic_target, self.critic, cfg.tau)
         return {
-            "value_loss": value_loss.item(),
-            "critic_loss": critic_loss.item(),
-            "actor_loss": actor_loss.item(),
-            "advantage": advantage.mean().item(),
+            "value_loss": metric(value_loss),
+            "critic_loss": metric(critic_loss),
+            "actor_loss": metric(actor_loss),
+            "advantage": metric(advantage.mean(-1)),
         }

@@ -42,7 +42,7 @@ import torch
 
 from iclr26.core.config import ConfigError
 from iclr26.core.validation import check_in
-from iclr26.pic.algorithms.common import Batch, require_peers, state_action
+from iclr26.pic.algorithms.common import Batch, metric, require_peers, state_action
 from iclr26.pic.algorithms.td3_bc import TD3BC, TD3BCConfig, q_normalizer
 from iclr26.pic.networks import EnsembleMLP
 
@@ -67,14 +67,20 @@ class PICConfig(TD3BCConfig):
 
 
 def peer_candidates(actions: torch.Tensor, peer_actions: torch.Tensor) -> torch.Tensor:
-    """A'(s) = {a} ∪ {peer actions}: (B, act_dim) and (B, K, act_dim) -> (B, K+1, act_dim), own first."""
-    return torch.cat([actions.unsqueeze(1), peer_actions], dim=1)
+    """A'(s) = {a} ∪ {peer actions}: (..., B, act_dim) and (..., B, K, act_dim) -> (..., B, K+1, act_dim),
+    own first."""
+    return torch.cat([actions.unsqueeze(-2), peer_actions], dim=-2)
+
+
+def pick(candidates: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """candidates[..., b, index[..., b], :]: (..., B, M, act) and (..., B) -> (..., B, act)."""
+    return candidates.take_along_dim(index[..., None, None], dim=-2).squeeze(-2)
 
 
 def best_candidate(q_min: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-    """a* = argmax over candidates of q_min: (B, K+1) scores, (B, K+1, act_dim) -> (B, act_dim)."""
-    best = q_min.argmax(dim=1)  # first maximum on ties: the own action wins a tie
-    return candidates[torch.arange(candidates.shape[0], device=candidates.device), best]
+    """a* = argmax over candidates of q_min: (..., B, K+1) scores and (..., B, K+1, act_dim) candidates
+    -> (..., B, act_dim)."""
+    return pick(candidates, q_min.argmax(dim=-1))  # first maximum on ties: the own action wins a tie
 
 
 SCORE_DTYPES = ("auto", "float32", "bfloat16")
@@ -126,14 +132,17 @@ def check_delta(delta: float) -> None:
 def min_q(
     critic: EnsembleMLP, obs: torch.Tensor, candidates: torch.Tensor, bf16: bool = False
 ) -> torch.Tensor:
-    """min_i Q_i(s, a') for every candidate: obs (B, obs), candidates (B, M, act) -> (B, M), float32.
+    """min_i Q_i(s, a') for every candidate: obs (B, obs), candidates (B, M, act) -> (B, M), float32, or
+    each with a leading run axis R for stacked runs.
 
-    `critic` is any module mapping (n, obs + act) to (E, n, 1), an `EnsembleMLP` or a test double."""
-    b, m, _ = candidates.shape
-    pairs = state_action(obs.unsqueeze(1), candidates).reshape(b * m, -1)  # (B·M, obs+act)
+    `critic` is any module mapping (n, obs + act) (or (R, n, obs + act)) to (E, n, 1) (or (R·E, n, 1)),
+    an `EnsembleMLP` or a test double."""
+    *lead, b, m, _ = candidates.shape
+    pairs = state_action(obs.unsqueeze(-2), candidates).reshape(*lead, b * m, -1)  # (..., B·M, obs+act)
     with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=bf16):
         q = critic(pairs)
-    return q.float().squeeze(-1).amin(0).reshape(b, m)  # min over critics
+    q = q.float().squeeze(-1).reshape(*lead, -1, b * m)  # (..., E, B·M)
+    return q.amin(-2).reshape(*lead, b, m)  # min over critics
 
 
 @torch.no_grad()
@@ -154,23 +163,23 @@ def max_min_q_action(
     """
     check_scoring(score_dtype, rerank_top)
     score_dtype = resolve_score_dtype(score_dtype, obs.device)
-    candidates = peer_candidates(actions, peer_actions)  # (B, K+1, act_dim)
-    k1 = candidates.shape[1]
+    candidates = peer_candidates(actions, peer_actions)  # (..., B, K+1, act_dim)
+    k1 = candidates.shape[-2]
     bf16 = score_dtype == "bfloat16" and rerank_top < k1  # re-ranking all of them is float32 scoring
-    q_min = min_q(critic, obs, candidates, bf16=bf16)  # (B, K+1)
-    rows = torch.arange(candidates.shape[0], device=candidates.device)
+    q_min = min_q(critic, obs, candidates, bf16=bf16)  # (..., B, K+1)
     if not bf16 or rerank_top == 0:
-        best = q_min.argmax(dim=1)  # first maximum on ties: the own action wins a tie
+        best = q_min.argmax(dim=-1)  # first maximum on ties: the own action wins a tie
     else:
         # the m best by bf16 score, bf16 ties to the lower index (stable sort), then in index order
-        top = q_min.sort(dim=1, descending=True, stable=True).indices[:, :rerank_top].sort(dim=1).values
-        q_top = min_q(critic, obs, candidates[rows.unsqueeze(1), top])  # float32 re-score of the few
-        best = top.gather(1, q_top.argmax(dim=1, keepdim=True)).squeeze(1)
-    return candidates[rows, best], best
+        top = q_min.sort(dim=-1, descending=True, stable=True).indices[..., :rerank_top].sort(dim=-1).values
+        few = candidates.take_along_dim(top.unsqueeze(-1), dim=-2)  # (..., B, m, act_dim)
+        q_top = min_q(critic, obs, few)  # float32 re-score of the few
+        best = top.gather(-1, q_top.argmax(dim=-1, keepdim=True)).squeeze(-1)
+    return pick(candidates, best), best
 
 
 def peer_distance(pi: torch.Tensor, a_star: torch.Tensor, squared: bool = False) -> torch.Tensor:
-    """‖π(s) − a*‖ per sample (or its square): (B, act_dim) x2 -> (B,)."""
+    """‖π(s) − a*‖ per sample (or its square): (..., B, act_dim) x2 -> (..., B)."""
     diff = pi - a_star
     return diff.pow(2).sum(-1) if squared else torch.linalg.vector_norm(diff, dim=-1)
 
@@ -183,9 +192,10 @@ def pic_actor_loss(
     delta: float,
     squared: bool = False,
 ) -> torch.Tensor:
-    """PIC-TD3 actor loss −β·mean Q1(s, π(s)) + δ·mean ‖π(s) − a*‖; q1_pi (B,), pi and a_star (B, act)."""
+    """PIC-TD3 actor loss −β·mean Q1(s, π(s)) + δ·mean ‖π(s) − a*‖; q1_pi (B,), pi and a_star (B, act),
+    or each with a leading run axis (one loss per run)."""
     beta = q_normalizer(q1_pi, alpha)
-    return -beta * q1_pi.mean() + delta * peer_distance(pi, a_star, squared).mean()  # PIC-TD3 actor loss
+    return -beta * q1_pi.mean(-1) + delta * peer_distance(pi, a_star, squared).mean(-1)  # PIC-TD3 actor loss
 
 
 class PIC(TD3BC):
@@ -200,8 +210,8 @@ class PIC(TD3BC):
         device = next(self.critic.parameters()).device
         self.config = replace(config, score_dtype=resolve_score_dtype(config.score_dtype, device))
 
-    def actor_objective(self, obs: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
-        """PIC-TD3's actor loss on a normalized-state batch, and its metrics."""
+    def actor_objective(self, obs: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, dict[str, Any]]:
+        """PIC-TD3's actor loss per run on a normalized-state batch, and its metrics."""
         cfg = self.config
         peer_actions = require_peers(batch, "PIC")
         a_star, best = max_min_q_action(
@@ -211,8 +221,8 @@ class PIC(TD3BC):
         q1_pi = self.critic.member_value(state_action(obs, pi), 0)  # Q1 only, as in TD3
         loss = pic_actor_loss(q1_pi, pi, a_star, cfg.alpha, cfg.delta, cfg.squared)
         return loss, {
-            "actor_loss": loss.item(),
-            "q_pi": q1_pi.mean().item(),
-            "peer_distance": peer_distance(pi.detach(), a_star).mean().item(),
-            "peer_chosen": (best > 0).float().mean().item(),  # share of a* that is a peer's action
+            "actor_loss": metric(loss),
+            "q_pi": metric(q1_pi.mean(-1)),
+            "peer_distance": metric(peer_distance(pi.detach(), a_star).mean(-1)),
+            "peer_chosen": metric((best > 0).float().mean(-1)),  # share of a* that is a peer's action
         }

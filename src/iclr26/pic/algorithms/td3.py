@@ -12,6 +12,9 @@ subclass it and replace only `actor_objective`. The twin critics are one `Ensemb
 members, so each critic pass is one batched matmul per layer. States go through `normalizer`, the
 identity until `set_stats` is called (TD3+BC normalizes by the dataset's statistics; the online
 agent never does).
+
+Losses reduce over the batch axis (the last) and sum over stacked runs (`AlgorithmBase.stack`), so one
+update serves one run and R runs alike; metrics are per run.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from iclr26.pic.algorithms.common import (
     StateNormalizer,
     generator_for,
     gradient_step,
+    metric,
     state_action,
 )
 from iclr26.pic.networks import EnsembleMLP, critic_spec, frozen_copy, soft_update, tanh_policy_spec
@@ -62,7 +66,7 @@ def td3_target(
     noise: torch.Tensor,
     gamma: float,
 ) -> torch.Tensor:
-    """y = r + γ(1 − d)·min_j Q'_j(s', clip(π'(s') + ε, −1, 1)) with clipped noise ε given (B,)."""
+    """y = r + γ(1 − d)·min_j Q'_j(s', clip(π'(s') + ε, −1, 1)) with clipped noise ε given: (B,) or (R, B)."""
     next_a = (actor_target.single(next_obs) + noise).clamp(-1.0, 1.0)  # target policy smoothing (Eq. 14)
     q_next = critic_target.min_value(state_action(next_obs, next_a))  # clipped double Q (Eq. 10)
     return rewards + gamma * (1.0 - dones) * q_next
@@ -109,10 +113,10 @@ class TD3(AlgorithmBase):
     # ------------------------------------------------------------------------------------ losses
 
     def critic_loss(self, obs: torch.Tensor, batch: Batch, next_obs: torch.Tensor) -> torch.Tensor:
-        """Σ_j E[(Q_j(s, a) − y)²] over the twin critics (Fujimoto et al. 2018, Sec. 4.2 and 5.3)."""
+        """Σ_j E[(Q_j(s, a) − y)²] over the twin critics (Fujimoto et al. 2018, Sec. 4.2 and 5.3), per run."""
         cfg = self.config
         with torch.no_grad():
-            eps = torch.randn(batch["actions"].shape, generator=self.generator, device=obs.device)
+            eps = self.randn(batch["actions"].shape, obs.device)
             noise = (eps * cfg.policy_noise).clamp(-cfg.noise_clip, cfg.noise_clip)
             y = td3_target(
                 self.critic_target,
@@ -123,31 +127,31 @@ class TD3(AlgorithmBase):
                 noise,
                 cfg.gamma,
             )
-        q = self.critic.values(state_action(obs, batch["actions"]))  # (2, B)
-        return ((q - y) ** 2).mean(1).sum()
+        q = self.critic.values(state_action(obs, batch["actions"]))  # (2, B), stacked (R, 2, B)
+        return ((q - y.unsqueeze(-2)) ** 2).mean(-1).sum(-1)
 
-    def actor_objective(self, obs: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
-        """TD3's actor loss −E[Q1(s, π(s))] on a normalized-state batch, and its metrics."""
+    def actor_objective(self, obs: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, dict[str, Any]]:
+        """TD3's actor loss −E[Q1(s, π(s))] per run on a normalized-state batch, and its metrics."""
         q1_pi = self.critic.member_value(state_action(obs, self.actor.single(obs)), 0)  # Q1 only
-        loss = -q1_pi.mean()
-        return loss, {"actor_loss": loss.item(), "q_pi": q1_pi.mean().item()}
+        loss = -q1_pi.mean(-1)
+        return loss, {"actor_loss": metric(loss), "q_pi": metric(q1_pi.mean(-1))}
 
     # ------------------------------------------------------------------------------------ update
 
-    def update(self, batch: Batch) -> dict[str, float]:
+    def update(self, batch: Batch) -> dict[str, Any]:
         """One critic step; every `policy_delay` steps also an actor step and the target updates."""
         cfg = self.config
         self.total_it += 1
         obs, next_obs = self.normalized_states(batch)
 
         critic_loss = self.critic_loss(obs, batch, next_obs)
-        gradient_step(self.critic_optimizer, critic_loss)
-        metrics = {"critic_loss": critic_loss.item()}
+        gradient_step(self.critic_optimizer, critic_loss.sum())
+        metrics: dict[str, Any] = {"critic_loss": metric(critic_loss)}
 
         if self.total_it % cfg.policy_delay == 0:  # delayed policy updates
             actor_loss, actor_metrics = self.actor_objective(obs, batch)
             # no gradients into the critics
-            gradient_step(self.actor_optimizer, actor_loss, inputs=list(self.actor.parameters()))
+            gradient_step(self.actor_optimizer, actor_loss.sum(), inputs=list(self.actor.parameters()))
             soft_update(self.critic_target, self.critic, cfg.tau)
             soft_update(self.actor_target, self.actor, cfg.tau)
             metrics.update(actor_metrics)

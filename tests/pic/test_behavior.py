@@ -69,7 +69,7 @@ def test_td3_critic_loss_is_clipped_double_q():
         y = batch["rewards"] + 0.9 * (1 - batch["dones"]) * torch.minimum(q2[0], q2[1])
         q = agent.critic(torch.cat([batch["observations"], batch["actions"]], -1)).squeeze(-1)
         want = ((q[0] - y) ** 2).mean() + ((q[1] - y) ** 2).mean()
-    assert agent.update(batch)["critic_loss"] == pytest.approx(want.item(), rel=1e-5)
+    assert float(agent.update(batch)["critic_loss"]) == pytest.approx(want.item(), rel=1e-5)
 
 
 def test_td3_delays_actor_and_target_updates():

@@ -27,32 +27,32 @@ HistoryRow = dict[str, Any]
 
 
 class _Window:
-    """Running sums of the metrics since the last history row."""
+    """Running sums of the metrics since the last history row. Sums stay tensors on the algorithm's
+    device until a row is written (no per-step wait for a GPU); a stack's metrics are per run."""
 
-    def __init__(self, sums: dict[str, float] | None = None, counts: dict[str, int] | None = None) -> None:
+    def __init__(self, sums: dict[str, Any] | None = None, counts: dict[str, int] | None = None) -> None:
         self.sums: dict[str, Any] = dict(sums or {})
         self.counts = dict(counts or {})
         self.time_s = 0.0
         self.steps = 0
 
     def add(self, metrics: dict[str, Any]) -> None:
-        """Add one step's metrics: floats, or one float per run for a stacked algorithm."""
         for k, v in metrics.items():
-            if isinstance(v, list):
-                old = self.sums.get(k, [0.0] * len(v))
-                self.sums[k] = [a + float(b) for a, b in zip(old, v, strict=True)]
-            else:
-                self.sums[k] = self.sums.get(k, 0.0) + float(v)
+            self.sums[k] = self.sums.get(k, 0.0) + (v.detach() if torch.is_tensor(v) else float(v))
             self.counts[k] = self.counts.get(k, 0) + 1
 
-    def means(self) -> dict[str, Any]:
-        return {
-            k: [x / self.counts[k] for x in v] if isinstance(v, list) else v / self.counts[k]
-            for k, v in self.sums.items()
-        }
+    def means(self) -> dict[str, float | list[float]]:
+        return {k: _plain(v / self.counts[k]) for k, v in self.sums.items()}
 
     def state(self) -> dict[str, Any]:
-        return {"sums": self.sums, "counts": self.counts}
+        return {"sums": {k: _plain(v) for k, v in self.sums.items()}, "counts": self.counts}
+
+
+def _plain(x: Any) -> float | list[float]:
+    """A float, or a list of floats for a per-run (R,) tensor or list."""
+    if torch.is_tensor(x):
+        return x.item() if x.dim() == 0 else x.tolist()
+    return [float(v) for v in x] if isinstance(x, list) else float(x)
 
 
 def train_offline(
@@ -91,7 +91,8 @@ def train_offline(
         algo.load_state_dict(ckpt["algorithm"])
         sampler.load_state_dict(ckpt["sampler"])
         step, history, train_time = int(ckpt["step"]), list(ckpt["history"]), float(ckpt["train_time_s"])
-        window = _Window(ckpt["window"]["sums"], ckpt["window"]["counts"])
+        sums = {k: torch.tensor(v) if isinstance(v, list) else v for k, v in ckpt["window"]["sums"].items()}
+        window = _Window(sums, ckpt["window"]["counts"])
 
     def checkpoint() -> None:
         if path is not None:

@@ -38,8 +38,9 @@ class Algorithm(Protocol):
     total_it: int
     normalizer: StateNormalizer
 
-    def update(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on a batch; returns scalar metrics."""
+    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """One gradient step on a batch; returns its metrics as detached tensors, 0-d for one run and
+        (R,) for R stacked runs (read them with `float`/`tolist` when needed: that waits for the device)."""
         ...
 
     def act(self, obs: np.ndarray) -> np.ndarray:
@@ -231,10 +232,10 @@ def generator_for(device: str | torch.device, seed: int) -> torch.Generator:
     return torch.Generator(device=torch.device(device)).manual_seed(int(seed))
 
 
-def metric(x: torch.Tensor) -> float | list[float]:
-    """A metric for the history: a float for one run, one float per run for a stack (a (R,) tensor)."""
-    x = x.detach()
-    return x.item() if x.dim() == 0 else x.tolist()
+def metric(x: torch.Tensor) -> torch.Tensor:
+    """A metric of an update: detached and left on its device (0-d for one run, (R,) for a stack), so
+    that a GPU update never waits for the host; `train_offline` reads it at its logging steps."""
+    return x.detach()
 
 
 def require_peers(batch: Batch, who: str) -> torch.Tensor:

@@ -85,11 +85,13 @@ def stack_runs(
     config: Any = None,
     *,
     peers: Sequence[np.ndarray | None] | None = None,
+    return_range_scales: Sequence[float | None] | None = None,
     device: str | torch.device = "cpu",
 ) -> Stack:
     """Runs of algorithm `name` for every (dataset, seed), created exactly as one run alone would be
     (`make_algorithm` with the seed and the dataset's state statistics, `run_sampler`), then stacked.
-    `peers[i]` is dataset i's peer table (PIC and EPIC)."""
+    `peers[i]` is dataset i's peer table (PIC and EPIC), `return_range_scales[i]` its IQL reward scale
+    where the dataset is a subsample (None: from its episodes)."""
     if not datasets or not seeds:
         raise ValueError("stack_runs needs at least one dataset and one seed")
     dims = {(ds.obs_dim, ds.act_dim) for ds in datasets}
@@ -105,7 +107,10 @@ def stack_runs(
                 name, ds.obs_dim, ds.act_dim, config, seed, device, state_mean=mean, state_std=std
             )
             table = None if peers is None else peers[i]
-            samplers.append(run_sampler(name, ds, seed, algo.config, peers=table, device=device))
+            scale = None if return_range_scales is None else return_range_scales[i]
+            samplers.append(
+                run_sampler(name, ds, seed, algo.config, peers=table, device=device, return_range_scale=scale)
+            )
             algos.append(algo)
             info.append({"dataset": ds.name, "seed": int(seed)})
     stacked = type(algos[0]).stack(algos)

@@ -142,13 +142,15 @@ def run_sampler(
     *,
     peers: np.ndarray | None = None,
     device: str | torch.device = "cpu",
+    return_range_scale: float | None = None,
 ) -> BatchSampler:
     """The minibatch stream of one run of algorithm `name` with `seed` on `ds`: the algorithm's batch
     size, time-limit cuts that still bootstrap (dones = terminals only), the peer table where the
-    algorithm uses peers, and IQL's reward scaling by 1000 / (return range) (Kostrikov et al. 2021)."""
+    algorithm uses peers, and IQL's reward scaling by 1000 / (return range) (Kostrikov et al. 2021),
+    from `ds`'s episodes unless `return_range_scale` gives it (a subsample has no whole episodes)."""
     scale = 1.0
     if getattr(config, "return_range_scaling", False):
-        scale = return_range_reward_scale(ds.rewards, ds.episode_ends())
+        scale = return_range_scale or return_range_reward_scale(ds.rewards, ds.episode_ends())
     return BatchSampler(
         ds.observations,
         ds.actions,

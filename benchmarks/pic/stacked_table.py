@@ -1,0 +1,313 @@
+"""The locomotion table from stacked training: TD3+BC, IQL, PIC and EPIC (N = 10) on the three tasks ×
+medium / medium-replay, 3 seeds each, every (task, algorithm) trained as one stack of 2 datasets × 3
+seeds (`iclr26.pic.stacked`), then each run's actor evaluated on MuJoCo on the CPU.
+
+    # train (resumable: rerun the same command) and evaluate, on the CPU, at 50k steps
+    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data_sac --out runs/pic_stacked_50k
+    python benchmarks/pic/stacked_table.py --evaluate runs/pic_stacked_50k --tag 50k   # the README table
+    # compact data for the GPU machine (float16, a seeded subsample, peer tables computed here)
+    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data_sac --prepare .picdata
+
+`--evaluate` writes `results/pic_stacked_<tag>.json` and prints the markdown table: normalized score
+(D4RL's references and ours) mean ± sd over seeds, the claim check, and run-updates/s per algorithm.
+The GPU run (`device_h200.py`) trains from the compact data with the same functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
+from _meta import provenance
+from iclr26.core.seeding import derive_seed
+from iclr26.pic.algorithms import make_algorithm
+from iclr26.pic.algorithms.common import return_range_reward_scale
+from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
+from iclr26.pic.stacked import actor_states, stack_runs
+from iclr26.pic.train import steps_per_second, train_offline
+
+TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")
+DATASETS = ("medium", "medium-replay")
+ALGORITHMS = ("td3_bc", "iql", "pic", "epic")
+SEEDS = (0, 1, 2)
+CONFIGS: dict[str, dict[str, Any]] = {"epic": {"num_critics": 10}}  # the paper's widths (256) elsewhere
+ARRAYS = ("observations", "actions", "rewards", "next_observations", "terminals", "timeouts")
+K = 10  # peers per state, as the pic system's default
+
+# ------------------------------------------------------------------------------------------- data
+
+
+def prepare(data_dir: Path, out: Path, transitions: int, seed: int = 0) -> None:
+    """Compact copies of the datasets for the GPU machine: a seeded uniform subsample of `transitions`
+    transitions, arrays in float16 (rewards float32), the subsample's peer table (int32, K = 10), and
+    the full dataset's reference returns and IQL reward scale."""
+    from iclr26.pic.peers import peer_table  # faiss: here, not on the GPU machine
+
+    out.mkdir(parents=True, exist_ok=True)
+    for task in TASKS:
+        for name in DATASETS:
+            path = data_dir / task / f"{name}.npz"
+            ds, manifest = load_dataset(path), load_manifest(path)
+            rng = np.random.default_rng(derive_seed(seed, 0, f"{task}/{name}", bits=32))
+            idx = np.sort(rng.choice(len(ds), size=min(transitions, len(ds)), replace=False))
+            arrays = {k: getattr(ds, k)[idx] for k in ARRAYS}
+            peers = peer_table(arrays["observations"], K)
+            np.savez_compressed(
+                out / f"{task}_{name}.npz",
+                **{k: v.astype(np.float16) if v.dtype == np.float32 and k != "rewards" else v
+                   for k, v in arrays.items()},
+                peers=peers.astype(np.int32),
+            )  # fmt: skip
+            meta = {
+                "env_id": task,
+                "dataset": name,
+                "source": str(path),
+                "source_transitions": len(ds),
+                "transitions": len(idx),
+                "subsample_seed": seed,
+                "k": K,
+                "return_range_scale": return_range_reward_scale(ds.rewards, ds.episode_ends()),
+                "reference_returns": manifest["reference_returns"],
+                "agent": manifest.get("agent", "td3"),
+            }
+            (out / f"{task}_{name}.json").write_text(json.dumps(meta, indent=1))
+            print(f"{task} {name}: {len(idx):,} of {len(ds):,} transitions", flush=True)
+
+
+def load_compact(folder: Path, task: str, name: str) -> tuple[OfflineDataset, np.ndarray, dict[str, Any]]:
+    """A compact dataset (as `prepare` wrote it) in float32, its peer table and its metadata."""
+    meta = json.loads((folder / f"{task}_{name}.json").read_text())
+    with np.load(folder / f"{task}_{name}.npz") as f:
+        arrays = {k: f[k].astype(np.float32) if f[k].dtype == np.float16 else f[k] for k in ARRAYS}
+        peers = f["peers"].astype(np.int64)
+    ds = OfflineDataset(**arrays, env_id=task, name=f"{task}/{name}")
+    return ds, peers, meta
+
+
+def load_full(data_dir: Path, task: str, name: str) -> tuple[OfflineDataset, np.ndarray, dict[str, Any]]:
+    """A generated dataset, its cached peer table (K = 10) and its manifest."""
+    from iclr26.pic.peers import cached_peer_table
+
+    path = data_dir / task / f"{name}.npz"
+    ds, manifest = load_dataset(path), load_manifest(path)
+    peers = cached_peer_table(ds.observations, path.with_suffix(f".peers_k{K}.npy"), K)
+    return ds, peers, {"reference_returns": manifest["reference_returns"], "return_range_scale": None,
+                       "transitions": len(ds), "agent": manifest.get("agent", "td3")}  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ train
+
+
+def train_stacks(
+    load,
+    out: Path,
+    steps: int,
+    *,
+    tasks: Iterable[str] = TASKS,
+    algorithms: Iterable[str] = ALGORITHMS,
+    seeds: Iterable[int] = SEEDS,
+    device: str = "cpu",
+    checkpoint_every: int = 5000,
+    log_every: int = 1000,
+    on_step=None,
+) -> list[dict[str, Any]]:
+    """Train every (task, algorithm) stack for `steps` (resuming from `out/checkpoints`), save each
+    run's actor in `out/actors/<task>_<algorithm>.pt`, and return one record per stack. `load(task,
+    name)` gives (dataset, peers, metadata)."""
+    records = []
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    (out / "actors").mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        data = [load(task, name) for name in DATASETS]
+        for algo in algorithms:
+            stack = stack_runs(
+                algo,
+                [d[0] for d in data],
+                list(seeds),
+                CONFIGS.get(algo),
+                peers=[d[1] for d in data],
+                return_range_scales=[d[2]["return_range_scale"] for d in data],
+                device=device,
+            )
+            t0 = time.time()
+            history = train_offline(
+                stack.algorithm,
+                stack.sampler,
+                steps,
+                checkpoint_path=out / "checkpoints" / f"{task}_{algo}.pt",
+                checkpoint_every=checkpoint_every,
+                log_every=log_every,
+                on_step=on_step,
+            )
+            rate = steps_per_second(history)
+            torch.save(
+                {
+                    "runs": stack.runs_info,
+                    "actors": actor_states(stack.algorithm),
+                    "config": dataclasses.asdict(stack.algorithm.config),
+                },
+                out / "actors" / f"{task}_{algo}.pt",
+            )
+            record = {
+                "task": task,
+                "algorithm": algo,
+                "runs": stack.runs_info,
+                "steps": steps,
+                "stack_steps_per_s": rate,
+                "run_updates_per_s": rate * stack.runs,
+                "wall_s": time.time() - t0,
+                "config": CONFIGS.get(algo, {}),
+                "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
+                "history": history,
+            }
+            (out / f"train_{task}_{algo}.json").write_text(json.dumps(record))
+            records.append(record)
+            print(f"{task} {algo}: {steps} steps, {rate * stack.runs:.0f} run-updates/s", flush=True)
+    return records
+
+
+# --------------------------------------------------------------------------------------- evaluate
+
+
+def evaluate_stacks(out: Path, data_meta, episodes: int) -> list[dict[str, Any]]:
+    """Every saved run's actor on its task (CPU MuJoCo, `episodes` episodes from the run's evaluation
+    seed), with both normalized scores. `data_meta(task, name)` gives a dataset's metadata."""
+    from iclr26.pic.evaluation import evaluate, make_env
+
+    rows = []
+    for path in sorted((out / "actors").glob("*.pt")):
+        task, algo = path.stem.split("_", 1)
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        env = make_env(task)
+        obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+        env.close()
+        for info, state in zip(saved["runs"], saved["actors"], strict=True):
+            single = make_algorithm(algo, obs_dim, act_dim, saved.get("config", CONFIGS.get(algo)))
+            single.actor.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("actor.")})
+            single.normalizer.load_state_dict(
+                {k[11:]: v for k, v in state.items() if k.startswith("normalizer.")}
+            )
+            seed = derive_seed(info["seed"], 1, bits=32) % 2**31  # as the pic system's evaluation
+            returns = evaluate(task, single.act, episodes, seed)
+            name = info["dataset"].split("/", 1)[1]
+            refs = data_meta(task, name)["reference_returns"]
+            d4rl = d4rl_reference(task)
+            rows.append(
+                {
+                    "task": task,
+                    "dataset": name,
+                    "algorithm": algo,
+                    "seed": info["seed"],
+                    "return": float(np.mean(returns)),
+                    "d4rl_score": normalized_score(returns, *d4rl) if d4rl else None,
+                    "our_score": normalized_score(returns, refs["random"], refs["expert"]),
+                }
+            )
+            print(f"{task} {name} {algo} s{info['seed']}: {rows[-1]['return']:.0f}", flush=True)
+    return rows
+
+
+def _mean_sd(values: list[float]) -> str:
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.1f} ± {sd:.1f}"
+
+
+def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """The markdown table (D4RL-normalized, ours in brackets), throughput, and the claim check: PIC and
+    EPIC at or above TD3+BC and IQL, on the mean D4RL-normalized score over the six task × dataset cells."""
+    algos = [a for a in ALGORITHMS if any(r["algorithm"] == a for r in rows)]
+    cells = sorted({(r["task"], r["dataset"]) for r in rows})
+    lines = ["| task | dataset | " + " | ".join(algos) + " |", "|---|---|" + "---|" * len(algos)]
+    means: dict[str, list[float]] = {a: [] for a in algos}
+    for task, name in cells:
+        out = []
+        for a in algos:
+            sel = [r for r in rows if (r["task"], r["dataset"], r["algorithm"]) == (task, name, a)]
+            d4rl, ours = [r["d4rl_score"] for r in sel], [r["our_score"] for r in sel]
+            means[a].append(statistics.mean(d4rl))
+            out.append(f"{_mean_sd(d4rl)} ({_mean_sd(ours)})")
+        lines.append(f"| {task} | {name} | " + " | ".join(out) + " |")
+    average = {a: statistics.mean(v) for a, v in means.items()}
+    lines.append("| **mean** | | " + " | ".join(f"**{average[a]:.1f}**" for a in algos) + " |")
+    rates: dict[str, list[float]] = {}
+    for rec in records:
+        rates.setdefault(rec["algorithm"], []).append(rec["run_updates_per_s"])
+    throughput = {a: statistics.mean(v) for a, v in rates.items()}
+    baselines = [a for a in ("td3_bc", "iql") if a in average]
+    methods = [a for a in ("pic", "epic") if a in average]
+    best_baseline = max(average[a] for a in baselines) if baselines else float("nan")
+    claim = {
+        "claim": "PIC and EPIC at or above TD3+BC and IQL (mean D4RL-normalized score over the cells)",
+        "mean_scores": average,
+        "best_baseline": best_baseline,
+        "holds": bool(methods and baselines and all(average[m] >= best_baseline for m in methods)),
+        "run_updates_per_s": throughput,
+        "pic_over_td3_bc_throughput": throughput["pic"] / throughput["td3_bc"]
+        if {"pic", "td3_bc"} <= set(throughput)
+        else None,
+    }
+    return "\n".join(lines), claim
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", type=Path, default=Path("runs/pic_data_sac"))
+    ap.add_argument("--compact", type=Path, default=None, help="train from `--prepare`d data instead")
+    ap.add_argument("--prepare", type=Path, default=None, help="write compact data here and stop")
+    ap.add_argument("--transitions", type=int, default=50_000, help="--prepare: transitions per dataset")
+    ap.add_argument("--steps", type=int, default=50_000)
+    ap.add_argument("--out", type=Path, default=Path("runs/pic_stacked_50k"))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--tasks", nargs="+", default=list(TASKS))
+    ap.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    ap.add_argument("--evaluate", type=Path, default=None, help="evaluate a trained folder and tabulate")
+    ap.add_argument("--episodes", type=int, default=10)
+    ap.add_argument("--tag", default="50k")
+    a = ap.parse_args()
+    if a.prepare:
+        prepare(a.data_dir, a.prepare, a.transitions)
+        return
+    if a.compact:
+
+        def load(task, name):
+            return load_compact(a.compact, task, name)
+    else:
+
+        def load(task, name):
+            return load_full(a.data_dir, task, name)
+
+    if a.evaluate:
+        records = [json.loads(p.read_text()) for p in sorted(a.evaluate.glob("train_*.json"))]
+        meta = a.evaluate / "data_meta.json"
+        metas = json.loads(meta.read_text())
+        rows = evaluate_stacks(a.evaluate, lambda t, n: metas[f"{t}/{n}"], a.episodes)
+        md, claim = table(rows, records)
+        print(md)
+        print(json.dumps(claim, indent=1))
+        result = {**provenance(), "steps": sorted({r["steps"] for r in records}), "episodes": a.episodes,
+                  "rows": rows, "claim_check": claim, "table": md,
+                  "training": [{k: v for k, v in r.items() if k != "history"} for r in records]}  # fmt: skip
+        path = Path(__file__).parent / "results" / f"pic_stacked_{a.tag}.json"
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"saved {path}")
+        return
+    torch.set_num_threads(1)
+    a.out.mkdir(parents=True, exist_ok=True)
+    metas = {f"{t}/{n}": load(t, n)[2] for t in a.tasks for n in DATASETS}
+    (a.out / "data_meta.json").write_text(json.dumps(metas, indent=1))
+    train_stacks(load, a.out, a.steps, tasks=a.tasks, algorithms=a.algorithms, device=a.device)
+
+
+if __name__ == "__main__":
+    main()

@@ -6,6 +6,11 @@ Algorithms are timed in interleaved rounds (the machine is shared), and each rat
 the per-round ratios to TD3+BC measured in the same round.
 
     python benchmarks/pic/throughput.py [--rounds 5] [--seconds 3]
+    python benchmarks/pic/throughput.py --stacked 1 6 [--rounds 3]   # the stacked trainer, R runs at once
+
+`--stacked` times TD3+BC, IQL, PIC and EPIC (N = 10) as stacks of R runs (`iclr26.pic.stacked`, R seeds
+on random data) and reports run-updates/s (R × stack steps/s) and PIC / TD3+BC in the same round; it
+writes results/throughput_stacked.json.
 """
 
 from __future__ import annotations
@@ -90,12 +95,77 @@ def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 
     return (time.perf_counter() - t0) / reps * 1e3
 
 
+STACKED = {"td3_bc": {}, "iql": {}, "pic": {}, "epic_n10": {"num_critics": 10}}
+
+
+def stacked(sizes: list[int], rounds: int, seconds: float) -> None:
+    """Run-updates/s of stacks of R runs per algorithm, interleaved rounds; PIC / TD3+BC per round."""
+    from iclr26.pic.data import OfflineDataset
+    from iclr26.pic.peers import peer_table
+    from iclr26.pic.stacked import stack_runs
+
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(N_DATA, OBS)).astype(np.float32)
+    ds = OfflineDataset(
+        observations=obs,
+        actions=rng.uniform(-1, 1, (N_DATA, ACT)).astype(np.float32),
+        rewards=rng.normal(size=N_DATA).astype(np.float32),
+        next_observations=obs,
+        terminals=np.zeros(N_DATA, bool),
+        timeouts=np.arange(N_DATA) % 1000 == 999,
+        name="random",
+        env_id="Random-v0",
+    )
+    peers = peer_table(obs, K)
+    stacks = {
+        (label, r): stack_runs(label.split("_n")[0], [ds], list(range(r)), ov, peers=[peers])
+        for label, ov in STACKED.items()
+        for r in sizes
+    }
+    rates: dict[tuple[str, int], list[float]] = {key: [] for key in stacks}
+    for i in range(rounds):
+        for key, st in stacks.items():
+            rates[key].append(steps_per_s(st.algorithm, st.sampler, seconds) * st.runs)
+        print(
+            f"round {i + 1}: " + ", ".join(f"{k[0]}×{k[1]} {v[-1]:.0f}" for k, v in rates.items()), flush=True
+        )
+    rows = [
+        {
+            "algorithm": label,
+            "runs": r,
+            "run_updates_per_s_median": statistics.median(rates[(label, r)]),
+            "run_updates_per_s_rounds": rates[(label, r)],
+            "ratio_to_td3_bc": statistics.median(
+                a / b for a, b in zip(rates[(label, r)], rates[("td3_bc", r)], strict=True)
+            ),
+        }
+        for label in STACKED
+        for r in sizes
+    ]
+    print(f"\n{'algorithm':10s} {'runs':>4s} {'run-updates/s':>14s} {'x td3_bc':>9s}")
+    for row in rows:
+        print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
+              f"{row['ratio_to_td3_bc']:9.2f}")  # fmt: skip
+    path = Path(__file__).parent / "results" / "throughput_stacked.json"
+    setup = {"obs_dim": OBS, "act_dim": ACT, "batch": BATCH, "K": K, "hidden": [256, 256],
+             "torch_threads": 1, "rounds": rounds, "seconds_per_round": seconds,
+             "default_score_dtype": resolve_score_dtype("auto", "cpu")}  # fmt: skip
+    payload = {**provenance(), "setup": setup, "rows": rows,
+               "load_average_1_5_15min_at_end": list(os.getloadavg())}  # fmt: skip
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    print(f"saved {path}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0, help="timed seconds per algorithm per round")
+    ap.add_argument("--stacked", type=int, nargs="+", default=None, help="stack sizes R to time instead")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.stacked:
+        stacked(args.stacked, args.rounds, args.seconds)
+        return
 
     sampler = random_sampler()
     algos = {label: make_algorithm(name, OBS, ACT, ov, seed=0) for label, (name, ov) in VARIANTS.items()}

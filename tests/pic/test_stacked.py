@@ -58,11 +58,16 @@ def _alone(name: str, ds: OfflineDataset, peers: np.ndarray, seed: int):
     return algo, history
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_stacked_runs_equal_runs_trained_alone(name):
-    stack = stack_runs(name, DATASETS, SEEDS, CONFIGS[name], peers=PEERS)
-    assert stack.runs == 4 and stack.algorithm.runs == 4
-    assert [r["dataset"] for r in stack.runs_info] == ["toy-0", "toy-0", "toy-1", "toy-1"]
+@pytest.mark.parametrize(
+    "name, datasets, seeds",
+    [(name, 2, 2) for name in sorted(CONFIGS)] + [("pic", 1, 1), ("epic", 1, 1)],  # and a stack of one
+)
+def test_stacked_runs_equal_runs_trained_alone(name, datasets, seeds):
+    stack = stack_runs(name, DATASETS[:datasets], SEEDS[:seeds], CONFIGS[name], peers=PEERS[:datasets])
+    assert stack.runs == datasets * seeds and stack.algorithm.runs == stack.runs
+    assert [r["dataset"] for r in stack.runs_info] == [
+        ds.name for ds in DATASETS[:datasets] for _ in SEEDS[:seeds]
+    ]
     stacked_history = train_offline(stack.algorithm, stack.sampler, STEPS, log_every=1)
     for r, info in enumerate(stack.runs_info):
         ds_index = [ds.name for ds in DATASETS].index(info["dataset"])

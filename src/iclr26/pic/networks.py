@@ -76,6 +76,7 @@ class EnsembleMLP(nn.Module):
         )
         self.output = output
         self.ensemble, self.runs = ensemble, runs
+        self.stacked = runs > 1  # whether the views lead with a run axis (`stack` sets it even for R = 1)
         self.hidden = tuple(hidden)
 
     @property
@@ -100,21 +101,21 @@ class EnsembleMLP(nn.Module):
                 x = torch.relu(x)
         return torch.tanh(x) if self.output == "tanh" else x
 
-    # Named views of the (R·E, B, out) output, so that callers never index the ensemble layout. With
-    # one run they have no run axis; with R > 1 runs a leading R axis comes first.
+    # Named views of the (R·E, B, out) output, so that callers never index the ensemble layout. A plain
+    # network's have no run axis; a stacked one's (R > 1, or made by `stack`) lead with the R axis.
 
     def single(self, x: torch.Tensor) -> torch.Tensor:
         """(B, out), or (R, B, out) for stacked runs: the output of a one-member network."""
         if self.ensemble != 1:
             raise ValueError(f"single() needs a one-member network, this one has {self.ensemble} members")
         out = self(x)
-        return out if self.runs > 1 else out[0]
+        return out if self.stacked else out[0]
 
     def values(self, x: torch.Tensor) -> torch.Tensor:
         """(E, B), or (R, E, B): every member's scalar output (critics: Q_1(s, a), ..., Q_E(s, a))."""
         self._check_scalar()
         out = self(x).squeeze(-1)
-        return out.unflatten(0, (self.runs, self.ensemble)) if self.runs > 1 else out
+        return out.unflatten(0, (self.runs, self.ensemble)) if self.stacked else out
 
     def member_value(self, x: torch.Tensor, member: int = 0) -> torch.Tensor:
         """(B,) or (R, B): one member's scalar output (TD3's Q1 is member 0, a value network's V its only)."""
@@ -141,6 +142,7 @@ class EnsembleMLP(nn.Module):
             if net.runs != 1 or (net.in_dim, net.out_dim, net.hidden, net.ensemble, net.output) != shape:
                 raise ValueError("stack() needs one-run networks of one shape")
         out = cls(first.in_dim, first.out_dim, first.hidden, first.ensemble, first.output, runs=len(nets))
+        out.stacked = True
         out = out.to(next(first.parameters()).device)
         with torch.no_grad():
             for name, param in out.named_parameters():

@@ -11,7 +11,8 @@ The locomotion driver (`locomotion.py`) then reuses these datasets when given th
     python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 Hopper-v5 --summary
 
 `--summary` generates nothing: it prints the README's dataset table from the manifests already in
-the data dir and saves it to `results/pic_datasets.json`.
+the data dir and saves it to `results/pic_datasets.json`, with each agent's evaluation curve, and
+draws the curves in `results/behavior_curves.png`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
@@ -55,9 +58,14 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
         }
         refs = manifests["medium"]["reference_returns"]
         medium = manifests["medium"]["behavior"]
+        d4rl = refs.get("d4rl") or [None, None]
         rows.append(
             {
                 "env_id": env_id,
+                "agent": gen["config"].get("agent", "td3"),
+                "d4rl_random_return": d4rl[0],
+                "d4rl_expert_return": d4rl[1],
+                "curve": [[s["step"], s["eval_return"]] for s in gen["snapshots"]],
                 "train_seconds": gen["train_seconds"],
                 "total_steps": gen["config"]["total_steps"],
                 "random_return": refs["random"],
@@ -75,16 +83,37 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
                 },
             }
         )
-    print("| task | random / expert return (expert at step) | medium: snapshot step, eval return | "
-          "medium: N, mean return | medium-replay: N, mean return |")  # fmt: skip
-    print("|---|---|---|---|---|")
+    print("| task | agent | random / expert return (expert at step) | D4RL expert | medium: snapshot step, "
+          "eval return | medium: N, mean return | medium-replay: N, mean return |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         med, rep = r["datasets"]["medium"], r["datasets"]["medium-replay"]
         expert = f"{r['random_return']:.0f} / {r['expert_return']:.0f} ({r['expert_step'] // 1000}k)"
         cut = f"{r['medium_step'] // 1000}k, {r['medium_eval_return']:.0f}"
         sizes = [f"{d['N']:,}, {d['mean_episode_return']:.0f}" for d in (med, rep)]
-        print(f"| {r['env_id']} | {expert} | {cut} | {sizes[0]} | {sizes[1]} |")
+        d4rl = f"{r['d4rl_expert_return']:,.0f}" if r["d4rl_expert_return"] is not None else "—"
+        print(
+            f"| {r['env_id']} | {r['agent'].upper()} | {expert} | {d4rl} | {cut} | {sizes[0]} | {sizes[1]} |"
+        )
     return rows
+
+
+def plot_curves(rows: list[dict], path: Path) -> None:
+    """Each behaviour agent's evaluation return over env steps, with D4RL's expert return dashed."""
+    from iclr26.core.records import pyplot, save_figure
+
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.2), squeeze=False)
+    for ax, r in zip(axes[0], rows, strict=True):
+        steps, returns = zip(*r["curve"], strict=True)
+        ax.plot(np.array(steps) / 1000, returns, label=f"{r['agent'].upper()} (ours)")
+        if r["d4rl_expert_return"] is not None:
+            ax.axhline(r["d4rl_expert_return"], ls="--", c="gray", label="D4RL expert")
+        ax.set_title(r["env_id"])
+        ax.set_xlabel("env steps (k)")
+        ax.set_ylabel("eval return")
+        ax.legend(fontsize=8)
+    save_figure(fig, path.parent, path.stem)
 
 
 def main() -> None:
@@ -100,8 +129,10 @@ def main() -> None:
     a = ap.parse_args()
     if a.summary:
         path = Path(__file__).parent / "results" / "pic_datasets.json"
-        path.write_text(json.dumps({**provenance(), "tasks": summary(a.envs, a.data_dir)}, indent=1) + "\n")
-        print(f"saved {path}")
+        rows = summary(a.envs, a.data_dir)
+        path.write_text(json.dumps({**provenance(), "tasks": rows}, indent=1) + "\n")
+        plot_curves(rows, path.with_name("behavior_curves"))
+        print(f"saved {path} and behavior_curves.png")
         return
     for env_id in a.envs:
         over = {"seed": a.seed, "agent": a.agent} | ({"total_steps": a.total_steps} if a.total_steps else {})

@@ -47,6 +47,35 @@ def _progress(env_id: str):
     return progress
 
 
+def training_windows(folder: Path, window: int = 25_000) -> list[dict]:
+    """From the run's replay buffer (its checkpoint): per `window` env steps, the mean length and
+    return of the training episodes that end in it and the share of saturated actions (|a| > 0.99),
+    which tell a stuck agent (short "lunge and fall" episodes) from a slow one."""
+    import torch
+
+    ckpt = folder / "checkpoint.pt"
+    if not ckpt.is_file():
+        return []
+    buf = torch.load(ckpt, weights_only=True)["buffer"]
+    rewards, actions = buf["rewards"].numpy(), buf["actions"].numpy()
+    ends = np.flatnonzero(buf["terminals"].numpy() | buf["timeouts"].numpy())
+    starts = np.r_[0, ends[:-1] + 1]
+    returns = np.add.reduceat(rewards, starts) if len(ends) else np.zeros(0)
+    rows = []
+    for lo in range(0, len(rewards), window):
+        inside = (ends >= lo) & (ends < lo + window)
+        rows.append(
+            {
+                "steps": [lo, min(lo + window, len(rewards))],
+                "episodes": int(inside.sum()),
+                "mean_length": float((ends - starts + 1)[inside].mean()) if inside.any() else None,
+                "mean_return": float(returns[inside].mean()) if inside.any() else None,
+                "saturated_actions": float((np.abs(actions[lo : lo + window]) > 0.99).mean()),
+            }
+        )
+    return rows
+
+
 def summary(envs: list[str], data_dir: str) -> list[dict]:
     """Per task: the behaviour agent's best snapshot, the medium cut, and each dataset's size and return."""
     rows = []
@@ -66,6 +95,7 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
                 "d4rl_random_return": d4rl[0],
                 "d4rl_expert_return": d4rl[1],
                 "curve": [[s["step"], s["eval_return"]] for s in gen["snapshots"]],
+                "training_windows": training_windows(folder),
                 "train_seconds": gen["train_seconds"],
                 "total_steps": gen["config"]["total_steps"],
                 "random_return": refs["random"],

@@ -14,7 +14,8 @@
 Each (task, algorithm) stack (2 datasets × 3 seeds = 6 runs) trains in its own process, all 12 at
 once: one eager stack is bound by Python's kernel launches, so the GPU serves several. A first round
 measures each stack's steps/s with all 12 running; every stack then trains the same number of steps,
-the slowest stack's rate × the rest of the budget (rounded down to 1000). Also measured: one stack of
+the slowest stack's rate × the rest of the budget (rounded down to 1000); a stack still running at
+the budget's end stops at its next 5% chunk and reports the steps it reached. Also measured: one stack of
 48 runs (TD3+BC and PIC, 2 datasets × 24 seeds) against the SYSTEMS.md probe's 13,200 run-updates/s
 for 50 stacked runs. The GPU machine has torch but no gymnasium, MuJoCo or faiss: nothing here imports
 them there (`--check` hides them), and evaluation happens back on the CPU.
@@ -82,8 +83,21 @@ def worker(a: argparse.Namespace) -> None:
         result = {"task": a.task, "algorithm": a.algorithm, "runs": stack.runs, "stack_steps_per_s": rate,
                   "run_updates_per_s": rate * stack.runs}  # fmt: skip
     else:
-        t0 = time.perf_counter()
-        history = train_offline(stack.algorithm, stack.sampler, a.steps, log_every=max(1, a.steps // 20))
+        # in chunks that checkpoint, so a stack that would overrun the deadline stops at a chunk's end
+        t0, done, chunk = time.perf_counter(), 0, max(1, a.steps // 20)
+        ckpt = a.result.with_suffix(".ckpt.pt")
+        while done < a.steps:
+            done = min(a.steps, done + chunk)
+            history = train_offline(
+                stack.algorithm,
+                stack.sampler,
+                done,
+                checkpoint_path=ckpt,
+                checkpoint_every=chunk,
+                log_every=chunk,
+            )
+            if a.deadline and time.time() > a.deadline:
+                break
         sync()
         wall = time.perf_counter() - t0
         torch.save(
@@ -98,10 +112,11 @@ def worker(a: argparse.Namespace) -> None:
             "task": a.task,
             "algorithm": a.algorithm,
             "runs": stack.runs_info,
-            "steps": a.steps,
+            "steps": done,
+            "steps_planned": a.steps,
             "wall_s": wall,
-            "stack_steps_per_s": a.steps / wall,
-            "run_updates_per_s": a.steps * stack.runs / wall,
+            "stack_steps_per_s": done / wall,
+            "run_updates_per_s": done * stack.runs / wall,
             "config": st.CONFIGS.get(a.algorithm, {}),
             "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
             "history": history,
@@ -151,6 +166,8 @@ def run(a: argparse.Namespace) -> dict:
     for alg in ("td3_bc", "pic"):
         _spawn([job(st.TASKS[1], alg, work / f"big_{alg}.json", *timing, "--seeds", big_seeds)], env)
     big = [json.loads((work / f"big_{alg}.json").read_text()) for alg in ("td3_bc", "pic")]
+    a.out.mkdir(parents=True, exist_ok=True)  # the probes come back even if training is cut off
+    (a.out / "pic_h200_probe.json").write_text(json.dumps({"probes": probes, "stacked_48": big}))
     left = a.budget_s - (time.time() - t_start) - (5 if a.check else 45)  # startup and saving
     slowest = min(p["stack_steps_per_s"] for p in probes)
     unit = 1 if a.check else 1000
@@ -179,11 +196,11 @@ def run(a: argparse.Namespace) -> dict:
         "records": records,
         "wall_s": time.time() - t_start,
     }
-    a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "pic_h200.json").write_text(json.dumps(summary))
     torch.save(actors, a.out / "actors.pt")
     total = sum(r["run_updates_per_s"] for r in records)
-    print(f"trained {len(records)} stacks × {a.seeds * 2} runs × {steps} steps; {total:.0f} run-updates/s "
+    reached = sorted({r["steps"] for r in records})
+    print(f"trained {len(records)} stacks × {a.seeds * 2} runs × {reached} steps; {total:.0f} run-updates/s "
           f"together; wrote {a.out}", flush=True)  # fmt: skip
     return summary
 
@@ -235,7 +252,7 @@ def check(out: Path) -> None:
             meta = {"env_id": task, "dataset": name, "transitions": n, "return_range_scale": 1.0,
                     "reference_returns": refs, "agent": "sac"}  # fmt: skip
             (data / f"{task}_{name}.json").write_text(json.dumps(meta))
-    ns = argparse.Namespace(data=data, out=out / "device", budget_s=30, seeds=2, check=True, max_steps=4,
+    ns = argparse.Namespace(data=data, out=out / "device", budget_s=120, seeds=2, check=True, max_steps=4,
                             config=json.dumps({"hidden": [16, 16], "batch_size": 8}))  # fmt: skip
     summary = run(ns)
     assert summary["steps_per_run"] >= 1 and len(summary["records"]) == 12
@@ -268,6 +285,7 @@ def main() -> None:
     ap.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--warmup", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         if os.environ.get("PIC_DEVICE_CHECK"):

@@ -22,7 +22,11 @@ def test_check_run_trains_every_stack_and_evaluates_every_run(tmp_path):
         timeout=600,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    assert sorted(p.name for p in (tmp_path / "device").iterdir()) == ["actors.pt", "pic_h200.json"]
+    assert sorted(p.name for p in (tmp_path / "device").iterdir()) == [
+        "actors.pt",
+        "pic_h200.json",
+        "pic_h200_probe.json",
+    ]
     summary = json.loads((tmp_path / "device" / "pic_h200.json").read_text())
     assert summary["check"] and summary["steps_per_run"] >= 1
     assert {(r["task"], r["algorithm"]) for r in summary["records"]} == {
@@ -31,6 +35,7 @@ def test_check_run_trains_every_stack_and_evaluates_every_run(tmp_path):
         for a in ("td3_bc", "iql", "pic", "epic")
     }
     assert all(len(r["runs"]) == 4 and r["run_updates_per_s"] > 0 for r in summary["records"])
+    assert {r["steps"] for r in summary["records"]} == {summary["steps_per_run"]} == {4}  # --max-steps
     assert [b["runs"] for b in summary["stacked_48"]] == [4, 4]  # 2 datasets × 2 seeds in the check
     assert len(list((tmp_path / "unpacked" / "actors").glob("*.pt"))) == 12
     assert "check passed" in run.stdout

@@ -76,6 +76,48 @@ def training_windows(folder: Path, window: int = 25_000) -> list[dict]:
     return rows
 
 
+def value_check(folder: Path, config: dict, episodes: int = 30, first: int = 50) -> dict | None:
+    """The final agent's critics against what happened: over the last `episodes` training episodes,
+    the mean of min_j Q_j(s_t, a_t) and of the discounted return from t (γ = the agent's), for the
+    first `first` steps of each. Close values with short, terminated episodes mean a real local
+    optimum (e.g. Hopper's "lunge and fall"), not value overestimation. SAC's Q is the soft Q."""
+    import torch
+
+    from iclr26.pic.behavior import AGENTS
+
+    ckpt = folder / "checkpoint.pt"
+    if not ckpt.is_file():
+        return None
+    state = torch.load(ckpt, weights_only=True)
+    buf, name = state["buffer"], config.get("agent", "td3")
+    obs, act = buf["observations"], buf["actions"]
+    agent_cls = AGENTS[name]
+    agent = agent_cls.create(obs.shape[1], act.shape[1], agent_cls.config_cls(**config[name]))
+    agent.load_state_dict(state["agent"])
+    rewards, gamma = buf["rewards"].numpy().astype(np.float64), agent.config.gamma
+    terminals = buf["terminals"].numpy()
+    ends = np.flatnonzero(terminals | buf["timeouts"].numpy())
+    starts = np.r_[0, ends[:-1] + 1]
+    q_means, g_means = [], []
+    for lo, hi in list(zip(starts, ends, strict=True))[-episodes:]:
+        g, returns = 0.0, np.zeros(hi - lo + 1)
+        for t in range(hi, lo - 1, -1):
+            g = rewards[t] + gamma * g
+            returns[t - lo] = g
+        with torch.no_grad():
+            q = agent.critic.min_value(torch.cat([obs[lo : hi + 1], act[lo : hi + 1]], -1)).numpy()
+        q_means.append(q[:first].mean())
+        g_means.append(returns[:first].mean())
+    last = list(zip(starts, ends, strict=True))[-episodes:]
+    return {
+        "episodes": len(last),
+        "min_q": float(np.mean(q_means)),
+        "discounted_return": float(np.mean(g_means)),
+        "terminated_share": float(np.mean([terminals[hi] for _, hi in last])),
+        "mean_length": float(np.mean([hi - lo + 1 for lo, hi in last])),
+    }
+
+
 def summary(envs: list[str], data_dir: str) -> list[dict]:
     """Per task: the behaviour agent's best snapshot, the medium cut, and each dataset's size and return."""
     rows = []
@@ -96,6 +138,7 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
                 "d4rl_expert_return": d4rl[1],
                 "curve": [[s["step"], s["eval_return"]] for s in gen["snapshots"]],
                 "training_windows": training_windows(folder),
+                "value_check": value_check(folder, gen["config"]),
                 "train_seconds": gen["train_seconds"],
                 "total_steps": gen["config"]["total_steps"],
                 "random_return": refs["random"],

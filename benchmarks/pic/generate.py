@@ -1,8 +1,7 @@
 """Generate the locomotion datasets (the `mujoco` generation preset) into a shared data dir, resumably.
 
-    python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5      # runs/pic_data/<env>/
-    python benchmarks/pic/generate.py Hopper-v5 --seed 1 --data-dir runs/pic_data_seed1
-    python benchmarks/pic/generate.py Hopper-v5 --agent sac --data-dir runs/pic_data_sac   # D4RL's agent
+    python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 --data-dir runs/pic_data_sac   # SAC
+    python benchmarks/pic/generate.py Hopper-v5 --agent td3 --seed 1 --data-dir runs/pic_data_td3_seed1
 
 Progress (env step, seconds, latest evaluation return) is printed every 5,000 env steps. An
 interrupted run continues from `<data dir>/<env>/checkpoint.pt` when the same command is rerun.
@@ -193,9 +192,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("envs", nargs="+")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data-dir", default="runs/pic_data")
+    ap.add_argument("--data-dir", default="runs/pic_data_sac")
     ap.add_argument("--total-steps", type=int, default=0, help="0: the preset's (300k)")
-    ap.add_argument("--agent", choices=("td3", "sac"), default="td3", help="the behaviour agent")
+    ap.add_argument("--agent", choices=("td3", "sac"), default="sac", help="the behaviour agent (D4RL's: SAC)")
     ap.add_argument(
         "--summary", action="store_true", help="tabulate the existing manifests, generate nothing"
     )

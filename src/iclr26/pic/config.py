@@ -110,8 +110,9 @@ class GenerationConfig:
         return {k: v for k, v in jsonable(asdict(self)).items() if k not in skip}
 
 
-# Named sizes. `smoke`: seconds (tests). `pendulum`: the demo (the defaults). `mujoco`: HalfCheetah/
-# Hopper/Walker2d-v5 at the scale that fits hours of CPU (D4RL used 1M SAC steps and 1M transitions).
+# Named sizes. `smoke`: seconds (tests). `pendulum`: the demo (the defaults, TD3). `mujoco`: HalfCheetah/
+# Hopper/Walker2d-v5 with SAC at the scale that fits hours of CPU (D4RL used 1M SAC steps and 1M
+# transitions); `PICSystemConfig.gen_agent` or `generation_preset("mujoco", agent="td3")` picks TD3.
 GENERATION_PRESETS: dict[str, GenerationConfig] = {
     "smoke": GenerationConfig(
         total_steps=600,
@@ -124,6 +125,7 @@ GENERATION_PRESETS: dict[str, GenerationConfig] = {
     ),
     "pendulum": GenerationConfig(),
     "mujoco": GenerationConfig(
+        agent="sac",
         total_steps=300_000,
         start_steps=25_000,
         eval_every=5_000,
@@ -170,8 +172,10 @@ class PICSystemConfig:
     """Gymnasium task with a bounded Box action space (Pendulum-v1, HalfCheetah/Hopper/Walker2d-v5)"""
     generation: str = "pendulum"
     """dataset generation preset: "smoke", "pendulum" or "mujoco" (`config.GENERATION_PRESETS`)"""
+    gen_agent: str = ""
+    """the behaviour agent, "td3" or "sac"; "": the generation preset's (mujoco: SAC, D4RL's)"""
     gen_total_steps: int = 0
-    """online TD3 env steps of the behaviour agent; 0: the generation preset's"""
+    """online env steps of the behaviour agent; 0: the generation preset's"""
     gen_dataset_size: int = 20_000
     """transitions per generated dataset; 0: the generation preset's"""
     data_dir: str = ""
@@ -231,6 +235,8 @@ class PICSystemConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be >= 1 (an int), got {value!r}")
         check_int("seed", self.seed, 0)
+        if self.gen_agent:
+            check_in("gen_agent", self.gen_agent, BEHAVIOR_AGENTS)
         check_int("gen_total_steps", self.gen_total_steps, 0, unit="0: the generation preset's")
         check_int("gen_dataset_size", self.gen_dataset_size, 0, unit="0: the generation preset's")
         for name, spec in ALGORITHMS.items():
@@ -247,6 +253,8 @@ class PICSystemConfig:
     def generation_config(self) -> GenerationConfig:
         """The generation preset with this run's seed and size overrides."""
         over: dict[str, Any] = {"seed": self.seed}
+        if self.gen_agent:
+            over["agent"] = self.gen_agent
         if self.gen_total_steps:
             over["total_steps"] = self.gen_total_steps
         if self.gen_dataset_size:

@@ -194,7 +194,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-dir", default="runs/pic_data_sac")
     ap.add_argument("--total-steps", type=int, default=0, help="0: the preset's (300k)")
-    ap.add_argument("--agent", choices=("td3", "sac"), default="sac", help="the behaviour agent (D4RL's: SAC)")
+    ap.add_argument("--agent", choices=("td3", "sac"), default="sac", help="behaviour agent (D4RL: SAC)")
     ap.add_argument(
         "--summary", action="store_true", help="tabulate the existing manifests, generate nothing"
     )

@@ -308,8 +308,10 @@ def main() -> None:
         return
     torch.set_num_threads(1)
     a.out.mkdir(parents=True, exist_ok=True)
-    metas = {f"{t}/{n}": load(t, n)[2] for t in a.tasks for n in DATASETS}
-    (a.out / "data_meta.json").write_text(json.dumps(metas, indent=1))
+    meta_path = a.out / "data_meta.json"  # one file for all tasks (tasks may train in separate processes)
+    metas = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    metas |= {f"{t}/{n}": load(t, n)[2] for t in a.tasks for n in DATASETS}
+    meta_path.write_text(json.dumps(metas, indent=1))
     train_stacks(load, a.out, a.steps, tasks=a.tasks, algorithms=a.algorithms, device=a.device)
 
 

@@ -15,7 +15,7 @@ from iclr26.pic.behavior import check_same_run, snapshot_policy
 from iclr26.pic.config import DATASET_NAMES, GenerationConfig
 from iclr26.pic.config import generation_preset as preset
 from iclr26.pic.data import load_dataset, load_manifest
-from iclr26.pic.generation import generate_datasets
+from iclr26.pic.generation import generate_datasets, medium_snapshot
 
 SMOKE = preset("smoke")  # Pendulum-v1: 600 TD3 steps, 300 transitions per dataset
 
@@ -305,3 +305,13 @@ def test_data_made_before_sac_was_an_option_is_still_recognised(generated):
     summary = json.loads((out / "generation.json").read_text())
     del summary["config"]["agent"]  # TD3 data from before the `agent` field
     check_same_run(summary, "Pendulum-v1", SMOKE, out / "generation.json")
+
+
+def test_medium_is_the_snapshot_closest_to_a_third_before_the_curve_passes_it():
+    # a jump past the threshold (SAC on Hopper): the snapshot before the jump is the medium policy
+    assert medium_snapshot([20, 400, 720, 2900, 3100], 1000)[0] == 2
+    assert medium_snapshot([20, 400, 990, 2900], 1000)[0] == 2
+    assert medium_snapshot([20, 400, 1010, 900], 1000)[0] == 2  # never past the first crossing
+    assert medium_snapshot([20, 400, 1400], 1000)[0] == 2  # 1400 is closer than 400
+    index, rule = medium_snapshot([-5, -3], 10)
+    assert index == 1 and "took the closest" in rule

@@ -60,7 +60,8 @@ class GenerationConfig:
     medium_noise: float = 0.1
     """N(0, σ²) action noise on a TD3 snapshot collecting `medium` (a SAC snapshot samples its policy)"""
     medium_fraction: float = 1 / 3
-    """medium = the first snapshot with eval return >= random + fraction·(best − random)"""
+    """medium: of the snapshots up to the first with eval return >= random + fraction·(best − random),
+    the one closest to that threshold"""
     checkpoint_every: int = 5_000
     """env steps between checkpoints (taken at the next episode end)"""
     num_threads: int = 1

@@ -73,6 +73,20 @@ def generate_datasets(
     return paths
 
 
+def medium_snapshot(eval_returns: list[float], threshold: float) -> tuple[int, str]:
+    """D4RL's medium, "a policy trained to ~1/3 of expert performance", stopped early: of the snapshots
+    up to the first whose eval return reaches `threshold` (random + fraction·(best − random)), the one
+    closest to it (the earlier on a tie). A curve that jumps past the threshold (SAC on Hopper went
+    from 720 to 2,902 in 20k steps) would otherwise make "medium" near-expert. Returns the index and
+    the rule in words."""
+    reached = [i for i, r in enumerate(eval_returns) if r >= threshold]
+    if not reached:  # the run never beat the random policy: no snapshot is "a third of the way"
+        i = min(range(len(eval_returns)), key=lambda j: (abs(eval_returns[j] - threshold), j))
+        return i, f"no snapshot reached {threshold:.4g} (best <= random); took the closest"
+    i = min(range(reached[0] + 1), key=lambda j: (abs(eval_returns[j] - threshold), j))
+    return i, f"closest to {threshold:.4g} of the snapshots up to the first that reaches it (#{reached[0]})"
+
+
 def _write_datasets(
     env_id: str,
     cfg: GenerationConfig,
@@ -98,15 +112,8 @@ def _write_datasets(
     best_policy = snapshot_policy(snaps[best], obs_dim, act_dim, hidden, 0.0, 0)
     expert_returns = evaluate(env_id, best_policy, cfg.eval_episodes, ref_seed)
     random_return, expert_return = float(random_returns.mean()), float(expert_returns.mean())
-    # D4RL's medium: "a policy trained to ~1/3 of expert performance" — the first snapshot whose
-    # eval return reaches random + fraction·(best − random), best = the best snapshot's eval return
     threshold = random_return + cfg.medium_fraction * (snaps[best]["eval_return"] - random_return)
-    reached = [i for i, s in enumerate(snaps) if s["eval_return"] >= threshold]
-    if reached:
-        medium, medium_rule = reached[0], f"first snapshot with eval return >= {threshold:.4g}"
-    else:  # the run never beat the random policy: no snapshot is "a third of the way"
-        medium = min(range(len(snaps)), key=lambda i: abs(snaps[i]["eval_return"] - threshold))
-        medium_rule = f"no snapshot reached {threshold:.4g} (best <= random); took the closest"
+    medium, medium_rule = medium_snapshot([sn["eval_return"] for sn in snaps], threshold)
 
     def behaviour(i: int, noise: float, role: str) -> dict[str, Any]:
         if cfg.agent == "sac":

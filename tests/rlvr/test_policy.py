@@ -17,7 +17,7 @@ from iclr26.rlvr.tokenizer import CharTokenizer
 from tests.tiny_hf import tiny_llama
 
 pytest.importorskip("transformers")
-from iclr26.rlvr.hf_policy import HFPolicy
+from iclr26.rlvr.hf_policy import HFPolicy, prompt_runs
 from tests.torchrun import torchrun
 
 TEXTS = ["q:1+2=", "q:123+456=", "q:98+7="]  # different lengths: batches get left padding
@@ -108,6 +108,41 @@ def test_hf_greedy_is_argmax(hf):
                 if ids[-1] == hf.eos_id:
                     break
         assert ids[len(prompt) :] == out
+
+
+def _grouped(hf, g=4):
+    """Each of TEXTS repeated g times in a row (GRPO's layout), then TEXTS[0] once more."""
+    prompts = [hf.encode_prompt(t) for t in TEXTS for _ in range(g)]
+    return [*prompts, hf.encode_prompt(TEXTS[0])]
+
+
+def test_prompt_runs():
+    assert prompt_runs([[1], [1], [2], [1], [1], [1]]) == ([0, 2, 3], [0, 0, 1, 2, 2, 2])
+    assert prompt_runs([[5]]) == ([0], [0])
+
+
+def test_shared_prefix_sampler_equals_the_reference_sampler(hf):
+    ref = HFPolicy(hf.module, hf.tokenizer, share_prefix=False)
+    prompts = _grouped(hf)
+    assert hf.sample(prompts, 10, 0.0) == ref.sample(prompts, 10, 0.0)  # greedy: equal
+    a, lp_a = hf.sample_with_logprobs(prompts, 10, 1.0, torch.Generator().manual_seed(5))
+    b, lp_b = ref.sample_with_logprobs(prompts, 10, 1.0, torch.Generator().manual_seed(5))
+    assert a == b  # the same logits, so the same draws from the same stream
+    for x, y in zip(lp_a, lp_b, strict=True):
+        torch.testing.assert_close(torch.tensor(x), torch.tensor(y), atol=1e-5, rtol=1e-5)
+    logp, _, _ = hf.token_logprobs(prompts, a)  # every row decoded from its own prompt's cache
+    for i, lp in enumerate(lp_a):
+        torch.testing.assert_close(logp[i, : len(lp)].detach(), torch.tensor(lp), atol=1e-5, rtol=1e-5)
+
+
+def test_shared_prefix_sampler_draws_from_the_model_distribution(hf):
+    prompt = hf.encode_prompt(TEXTS[1])
+    with torch.no_grad():
+        probs = hf.module(torch.tensor([prompt])).logits[0, -1].softmax(-1)
+    n = 4000
+    first = [o[0] for o in hf.sample([prompt] * n, 1, 1.0, torch.Generator().manual_seed(6))]
+    freq = torch.bincount(torch.tensor(first), minlength=probs.numel()).float() / n
+    assert 0.5 * (freq - probs).abs().sum() < 0.05  # total variation to the exact next-token law
 
 
 def test_hf_encode_decode(hf):

@@ -4,6 +4,11 @@ Sampling is our own KV-cached loop rather than `model.generate`, so that it matc
 `token_logprobs` token for token and draws from a caller's `torch.Generator`: prompts are
 left-padded, positions count real tokens only (`position_ids = cumsum(attention_mask) − 1`), and
 each row stops after its <eos>.
+
+Prefix sharing: GRPO samples G rollouts of each question, so its prompt list repeats each prompt G
+times in a row. The sampler runs the prompt pass (the prefill) once per run of identical prompts
+and copies its KV cache and last logits to the run's rows; the rows then decode as before. The
+draws are the reference sampler's (every row sees the same logits), at 1/G of the prefill cost.
 """
 
 from __future__ import annotations
@@ -55,6 +60,17 @@ def check_checkpoint_dir(path: Path | str) -> Path:
     return path
 
 
+def prompt_runs(prompts: list[list[int]]) -> tuple[list[int], list[int]]:
+    """(index of the first prompt of each run of equal consecutive prompts, each prompt's run)."""
+    firsts: list[int] = []
+    rows: list[int] = []
+    for i, p in enumerate(prompts):
+        if not firsts or prompts[firsts[-1]] != p:
+            firsts.append(i)
+        rows.append(len(firsts) - 1)
+    return firsts, rows
+
+
 class HFPolicy:
     """`Policy` over a transformers causal LM and its tokenizer.
 
@@ -66,9 +82,12 @@ class HFPolicy:
         Must define an eos token; padding uses the pad token, else eos.
     chat : bool, default False
         Wrap each prompt as one user message through the tokenizer's chat template.
+    share_prefix : bool, default True
+        Prefill each run of equal consecutive prompts once (module docstring); False runs every
+        row's prefill (the reference sampler).
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, chat: bool = False) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, chat: bool = False, share_prefix: bool = True) -> None:
         if tokenizer.eos_token_id is None:
             raise ValueError("tokenizer has no eos token: set tokenizer.eos_token before building HFPolicy")
         if chat and not getattr(tokenizer, "chat_template", None):
@@ -77,7 +96,7 @@ class HFPolicy:
                 "use chat=False or set tokenizer.chat_template"
             )
         self.module: nn.Module = model
-        self.tokenizer, self.chat = tokenizer, chat
+        self.tokenizer, self.chat, self.share_prefix = tokenizer, chat, share_prefix
         self.eos_id = int(tokenizer.eos_token_id)
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id)
         params = inspect.signature(model.forward).parameters
@@ -169,11 +188,16 @@ class HFPolicy:
         was_training = self.module.training
         self.module.eval()
         device, n = self.device, len(prompts)
-        ids, mask = left_pad(prompts, self.pad_id)
+        firsts, rows = prompt_runs(prompts) if self.share_prefix else (list(range(n)), list(range(n)))
+        ids, mask = left_pad([prompts[i] for i in firsts], self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
         if self.max_len is not None:
             max_new_tokens = min(max_new_tokens, self.max_len - int(mask.sum(1).max()))
-        last, cache = self._step(ids, mask, None)
+        last, cache = self._step(ids, mask, None)  # the prefill, once per distinct run of prompts
+        if len(firsts) < n:
+            index = torch.tensor(rows, device=device)
+            last, mask = last[index], mask[index]
+            cache.reorder_cache(index)  # each row gets its run's KV cache
         done = torch.zeros(n, dtype=torch.bool, device=device)
         tokens, logps = [], []
         for _ in range(max(max_new_tokens, 0)):

@@ -36,21 +36,33 @@ Countdown verification rule. The scratchpad is every line before the first line 
   value leaves the pool (every number and every result is used at most once; z joins the pool);
   the last step's z equals the target; and the `A:` value equals the target. Otherwise reward 0.
 Using every number is not required; any correct derivation earns the reward.
+
+GSM-style word problems (`gsm`, `rlvr.word_problems`): `level` events change one amount; the
+worked solution is one `x op y=z` line per arithmetic step and the answer is the final amount.
+
+Two prompt styles. `scratchpad` (the default) is the `Q:` format above, for models trained on it.
+`natural` is for pretrained chat models: the question in words and an instruction to end with
+"Answer: <number>" (countdown: "Answer: <expression>"); hints follow as a "Hint:" line. Natural
+completions are read leniently (`rlvr.answers`): arithmetic and gsm by their final number,
+countdown by evaluating the final expression with each given number used at most once.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from iclr26.core.validation import check_in, check_int
+from iclr26.rlvr.answers import countdown_correct, final_expression, final_number
+from iclr26.rlvr.word_problems import word_problem
 
-TASK_NAMES = ("addition", "multiplication", "countdown")  # append only: the index seeds make_problems
+TASK_NAMES = ("addition", "multiplication", "countdown", "gsm")  # append only: the index seeds make_problems
+STYLES = ("scratchpad", "natural")
 MAX_LEVEL = 12
-MAX_LEVELS = {"addition": MAX_LEVEL, "multiplication": MAX_LEVEL, "countdown": 5}  # per-task level cap
+MAX_LEVELS = {"addition": MAX_LEVEL, "multiplication": MAX_LEVEL, "countdown": 5, "gsm": 8}  # level caps
 COUNTDOWN_SMALL = (1, 12)  # small numbers are drawn uniformly from this closed range
 COUNTDOWN_LARGE = (25, 50, 75, 100)  # one of these joins the numbers from level 3 on
 COUNTDOWN_LARGE_FROM = 3
@@ -70,14 +82,21 @@ class Problem:
     steps: tuple[str, ...]
     answer: str
     operands: tuple[int, ...] = field(default=())
+    style: str = "scratchpad"
 
     @property
     def prompt(self) -> str:
-        """What the policy is conditioned on: `Q:<question>` and a newline."""
+        """What the policy is conditioned on: `Q:<question>` and a newline (scratchpad), or the
+        question in words with the answer-format instruction (natural)."""
+        if self.style == "natural":
+            return natural_prompt(self)
         return f"Q:{self.question}\n"
 
     def hinted_prompt(self, hint: str) -> str:
-        """The prompt with a hint line: `Q:<question>`, `H:<hint>` (one line, `;` for breaks)."""
+        """The prompt with a hint line: `Q:<question>`, `H:<hint>` (one line, `;` for breaks), or
+        the natural prompt followed by `Hint: <hint>`."""
+        if self.style == "natural":
+            return f"{natural_prompt(self)}\nHint: {hint}"
         return f"Q:{self.question}\nH:{hint.replace(chr(10), ';')}\n"
 
     @property
@@ -159,7 +178,35 @@ def countdown(level: int, rng: np.random.Generator) -> Problem:
     return Problem("countdown", level, question, tuple(steps), str(acc), tuple(used))
 
 
-GENERATORS = {"addition": addition, "multiplication": multiplication, "countdown": countdown}
+def gsm(level: int, rng: np.random.Generator) -> Problem:
+    """A templated word problem with `level` events (`rlvr.word_problems`)."""
+    cap = MAX_LEVELS["gsm"]
+    if not isinstance(level, int) or not 1 <= level <= cap:
+        raise ValueError(f"level must be an int in 1..{cap} for gsm, got {level!r}")
+    question, steps, answer = word_problem(level, rng)
+    return Problem("gsm", level, question, steps, str(answer))
+
+
+GENERATORS = {"addition": addition, "multiplication": multiplication, "countdown": countdown, "gsm": gsm}
+_FINAL = 'End with a last line of the form "Answer: <number>".'
+
+
+def natural_prompt(problem: Problem) -> str:
+    """The question in words for a chat model, with the answer-format instruction."""
+    if problem.task == "addition":
+        a, b = problem.question.split("+")
+        return f"What is {a} + {b}? {_FINAL}"
+    if problem.task == "multiplication":
+        a, m = problem.question.split("*")
+        return f"What is {a} × {m}? {_FINAL}"
+    if problem.task == "countdown":
+        numbers, target = problem.question.split(">")
+        return (
+            f"Use the numbers {numbers.replace(',', ', ')} to make {target}. You may use +, - and *, "
+            "and each number at most once. End with a last line of the form "
+            '"Answer: <expression>", for example "Answer: (3 + 5) * 2".'
+        )
+    return f"{problem.question} {_FINAL}"
 
 
 def check_levels(task: str, name: str, levels: tuple[int, ...]) -> None:
@@ -169,12 +216,14 @@ def check_levels(task: str, name: str, levels: tuple[int, ...]) -> None:
         raise ValueError(f"{name} must be non-empty {task} levels in 1..{top}, got {levels}")
 
 
-def make_problems(task: str, level: int, count: int, seed: int) -> list[Problem]:
-    """`count` problems of `task` at `level`, reproducible from `seed`."""
+def make_problems(task: str, level: int, count: int, seed: int, style: str = "scratchpad") -> list[Problem]:
+    """`count` problems of `task` at `level` in prompt `style`, reproducible from `seed`."""
     check_in("task", task, TASK_NAMES)
+    check_in("style", style, STYLES)
     check_int("count", count, 0)
     rng = np.random.default_rng([seed, level, TASK_NAMES.index(task)])
-    return [GENERATORS[task](level, rng) for _ in range(count)]
+    problems = [GENERATORS[task](level, rng) for _ in range(count)]
+    return problems if style == "scratchpad" else [replace(p, style=style) for p in problems]
 
 
 @dataclass(frozen=True)
@@ -212,8 +261,28 @@ def verify_countdown(problem: Problem, completion: str) -> Verdict:
     return Verdict(1.0 if ok else 0.0, True)
 
 
+def verify_natural(problem: Problem, completion: str) -> Verdict:
+    """Reward of a prose completion: its final number (or, for countdown, its final expression)
+    read by the lenient rule of `rlvr.answers`."""
+    if problem.task == "countdown":
+        expr = final_expression(completion)
+        if expr is None:
+            return Verdict(0.0, False)
+        parsed, ok = countdown_correct(
+            expr, tuple(int(x) for x in problem.question.split(">")[0].split(",")), int(problem.answer)
+        )
+        return Verdict(1.0 if ok else 0.0, parsed)
+    number = final_number(completion)
+    if number is None:
+        return Verdict(0.0, False)
+    return Verdict(1.0 if str(number) == problem.answer else 0.0, True)
+
+
 def verify(problem: Problem, completion: str) -> Verdict:
-    """Reward of `completion`: countdown by its rule, arithmetic by the first `A:<int>` alone."""
+    """Reward of `completion`: natural style leniently, countdown by its rule, the rest by the
+    first `A:<int>` alone."""
+    if problem.style == "natural":
+        return verify_natural(problem, completion)
     if problem.task == "countdown":
         return verify_countdown(problem, completion)
     m = _ANSWER.search(completion)

@@ -36,7 +36,7 @@ from iclr26.rlvr.loop import train_steps
 from iclr26.rlvr.policies import PolicyConfig, policy_from_config
 from iclr26.rlvr.policy import Policy
 from iclr26.rlvr.sft import HintSampler, SFTConfig, Transform, pretrain
-from iclr26.rlvr.tasks import GENERATORS, Problem, check_levels, make_problems
+from iclr26.rlvr.tasks import GENERATORS, STYLES, Problem, check_levels, make_problems
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,9 @@ class RLVRConfig:
     seeds: int = 1
     """independent RL runs per method, seeds seed, seed + 1, ... (the pretrained model is shared)"""
     task: str = "addition"
-    """the RL task: addition, multiplication or countdown (rlvr.tasks)"""
+    """the RL task: addition, multiplication, countdown or gsm (rlvr.tasks)"""
+    style: str = "scratchpad"
+    """prompt style: scratchpad (Q:/A:, for a model warm-started on it) or natural (a chat model)"""
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     """the policy: a character transformer, SmolLM2 or a local checkpoint"""
     sft: SFTConfig = field(default_factory=lambda: SFTConfig(batch_size=32))
@@ -97,6 +99,7 @@ class RLVRConfig:
 
     def __post_init__(self) -> None:
         check_in("task", self.task, GENERATORS)
+        check_in("style", self.style, STYLES)
         for name in ("train_levels", "eval_levels"):
             check_levels(self.task, name, getattr(self, name))
         for name in ("seeds", "rl_steps", "eval_problems", "eval_k", "threads"):
@@ -205,7 +208,9 @@ class Experiment:
     def heldout(self, level: int) -> list[Problem]:
         """The held-out evaluation problems of `level`."""
         cfg = self.cfg
-        return make_problems(cfg.task, level, cfg.eval_problems, seed=stream_seed("heldout", level))
+        return make_problems(
+            cfg.task, level, cfg.eval_problems, seed=stream_seed("heldout", level), style=cfg.style
+        )
 
     def evaluate(
         self, trainer: GRPOTrainer, seed: int, score: Score | None = None
@@ -257,6 +262,7 @@ class Experiment:
                             record=arm.record,
                             save_extra=arm.save_extra,
                             load_extra=arm.load_extra,
+                            style=cfg.style,
                         )
                         extra = arm.summary() if arm.summary else {}
                         rec = {

@@ -4,6 +4,7 @@ interrupted run continues from its last checkpoint with the same problems and sa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,12 @@ def train_steps(
     record: Callable[[], dict[str, float]] | None = None,
     save_extra: Callable[[], dict[str, Any]] | None = None,
     load_extra: Callable[[dict[str, Any]], None] | None = None,
+    style: str = "scratchpad",
 ) -> list[dict]:
     """Run `trainer` to `steps` updates and return one metrics dict per step.
 
-    Each question's level is drawn from `train_levels`. `record()` adds to each step's metrics.
+    Each question's level is drawn from `train_levels`; its prompt is in `style` (`rlvr.tasks`).
+    `record()` adds to each step's metrics.
     `save_extra()` / `load_extra(state)` carry a caller's own state in the checkpoint, which is
     written every `CHECKPOINT_EVERY` steps and at the end.
     """
@@ -49,7 +52,8 @@ def train_steps(
         advance(len(history))
     while trainer.step_idx < steps:
         levels = rng.choice(train_levels, size=trainer.cfg.questions_per_step)
-        metrics = trainer.step([GENERATORS[task](int(lv), rng) for lv in levels], gen)
+        problems = [replace(GENERATORS[task](int(lv), rng), style=style) for lv in levels]
+        metrics = trainer.step(problems, gen)
         history.append({**metrics, **(record() if record else {})})
         advance(1)
         if trainer.step_idx % CHECKPOINT_EVERY == 0 or trainer.step_idx == steps:

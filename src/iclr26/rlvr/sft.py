@@ -25,7 +25,8 @@ class SFTConfig:
     """Pretraining settings (the seed of its batches is `pretrain`'s `seed`)."""
 
     steps: int = 1500
-    """supervised steps of the warm start (linear warm-up over 5%, then cosine decay to 10%)"""
+    """supervised steps of the warm start (linear warm-up over 5%, then cosine decay to 10%);
+    0: no warm start (a pretrained model as it is)"""
     batch_size: int = 64
     """worked solutions per step"""
     lr: float = 2e-3
@@ -35,7 +36,7 @@ class SFTConfig:
 
     def __post_init__(self) -> None:
         parse_mix(self.mix)
-        check_int("steps", self.steps, 1)
+        check_int("steps", self.steps, 0)
         check_int("batch_size", self.batch_size, 1)
         check_interval("lr", self.lr, 0, None, closed=(False, True))
 

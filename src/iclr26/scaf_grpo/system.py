@@ -54,15 +54,17 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
         return pretraining_hint(problem, rng, cfg.hint_prob)
 
     sft = exp.pretrain(hint_sampler=hint_sampler)
-    ctx.log(
-        f"pretrained {sum(x.numel() for x in exp.policy.module.parameters()):,} parameters, "
-        f"final loss {sft['loss']:.3f}"
-    )
+    n_params = sum(x.numel() for x in exp.policy.module.parameters())
+    if cfg.sft.steps:
+        ctx.log(f"pretrained {n_params:,} parameters, final loss {sft['loss']:.3f}")
+    else:
+        ctx.log(f"no warm start: the policy's {n_params:,} parameters as loaded")
     cliff = exp.evaluate(exp.trainer(), cfg.seed)
     k = cfg.eval_k
     tables = [
         Table(
-            f"The learning cliff: {cfg.task} after pretraining on {', '.join(cfg.sft.mix)}",
+            f"The learning cliff: {cfg.task} "
+            + (f"after pretraining on {', '.join(cfg.sft.mix)}" if cfg.sft.steps else "(no warm start)"),
             [f"level ({_LEVEL_UNIT.get(cfg.task, 'digits')})", "pass@1", f"pass@{k}", "greedy"],
             [
                 [lv, *(cliff[str(lv)][key] for key in ("pass@1", f"pass@{k}", "greedy"))]

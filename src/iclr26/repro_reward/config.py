@@ -12,6 +12,7 @@ from iclr26.rlvr.experiment import RLVRConfig
 from iclr26.rlvr.grpo import GRPOConfig
 
 COLUMN_TASKS = ("addition", "multiplication")  # tasks with column scratchpads, which the testbed re-checks
+NATURAL_TASKS = ("addition", "multiplication", "gsm")  # numeric answers: overthinking is readable in prose
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,16 @@ class ReProSystemConfig(RLVRConfig):
     max_rechecks: int = 3
     """warm start: the most re-check lines one solution gets"""
     repro: ReProConfig = field(default_factory=ReProConfig.arithmetic)
-    """RePro's process reward, in the testbed's format (one step a line, A:<answer>)"""
+    """RePro's process reward, in the testbed's format (one step a line, A:<answer>); for the
+    natural style use ReProConfig.natural()'s separators (the paper preset does)"""
 
     def __post_init__(self) -> None:
-        if self.task not in COLUMN_TASKS:
+        if self.style == "scratchpad" and self.task not in COLUMN_TASKS:
             raise ConfigError(
                 f"task must be addition or multiplication (column scratchpads), got {self.task!r}"
             )
+        if self.style == "natural" and self.task not in NATURAL_TASKS:
+            raise ConfigError(f"task must be one of {NATURAL_TASKS} in the natural style, got {self.task!r}")
         super().__post_init__()
         check_interval("recheck_p", self.recheck_p, 0, 1)
         check_int("max_rechecks", self.max_rechecks, 1)

@@ -86,6 +86,14 @@ class ReProConfig:
         base = cls(sep="\n", stop="A:", answer_prefix="A:", answer_template="{answer}")
         return replace(base, **overrides)
 
+    @classmethod
+    def natural(cls, **overrides: Any) -> ReProConfig:
+        """The settings for prose in the natural prompt style: sentences or lines as segments
+        (". " splits both once lines end in a full stop), reasoning stops at "Answer:", and the
+        scored answer follows "Answer: " on a new line."""
+        base = cls(sep=". ", stop="Answer", answer_prefix="\nAnswer: ", answer_template="{answer}")
+        return replace(base, **overrides)
+
 
 def process_rewards(S: torch.Tensor) -> torch.Tensor:
     """r_j = S_j − S_{j−1}, j = 1..k, from the scores S (k+1,)."""

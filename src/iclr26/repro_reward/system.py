@@ -23,18 +23,26 @@ from iclr26.rlvr.tasks import Problem, verify
 METHODS = ("grpo", "grpo+repro")
 
 
+def token_counter(policy: Policy):
+    """Text → its number of `policy` tokens (for the character policy, its characters)."""
+    return lambda text: len(policy.encode_target(text)) - 1 if text else 0
+
+
 class _Recorder:
     """A pass-through `guide` hook that records overthinking of each step's rollouts."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy, self.last = policy, 0.0
+        self.count = token_counter(policy)
 
     def __call__(self, groups: list[list[Rollout]], step: int, gen: torch.Generator) -> list[list[Rollout]]:
         self.last = float(
             np.mean(
                 [
                     overthinking_tokens(
-                        r.problem, r.text if r.text is not None else self.policy.decode(r.completion_ids)
+                        r.problem,
+                        r.text if r.text is not None else self.policy.decode(r.completion_ids),
+                        self.count,
                     )
                     for g in groups
                     for r in g
@@ -53,11 +61,12 @@ def _score(k: int):
         expanded = [p for p in problems for _ in range(k)]
         comps = trainer.sample([policy.encode_prompt(p.prompt) for p in expanded], gen)
         texts = [policy.decode(c) for c in comps]
+        count = token_counter(policy)
         return {
             "pass@1": float(np.mean([verify(p, t).reward for p, t in zip(expanded, texts, strict=True)])),
             "length": float(np.mean([len(c) for c in comps])),
             "overthinking": float(
-                np.mean([overthinking_tokens(p, t) for p, t in zip(expanded, texts, strict=True)])
+                np.mean([overthinking_tokens(p, t, count) for p, t in zip(expanded, texts, strict=True)])
             ),
         }
 

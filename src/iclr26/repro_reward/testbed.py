@@ -13,15 +13,23 @@ an earlier column line marked `c:` (`7+9+0=16` → `c:7+9+0=16`):
 so the pretrained policy "keeps thinking" after its answer is fixed, as an LLM that re-verifies
 does. Overthinking of a completion = the tokens of its reasoning lines after the `level`-th one
 (the last column line) and before the `A:` line; for the character policy, one token a character.
+
+A pretrained chat model writes prose in the natural prompt style (`rlvr.tasks`). There the answer
+is determined where the response first states its final answer (the number the lenient reader
+takes, `rlvr.answers.final_number`), and overthinking is the text after that statement, up to the
+last "Answer" marker (the answer line itself is not overthinking).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Callable
 
 import numpy as np
 
 from iclr26.core.validation import check_int, check_interval
+from iclr26.rlvr.answers import final_number
 from iclr26.rlvr.tasks import Problem
 
 RECHECK = "c:"
@@ -38,8 +46,27 @@ def with_rechecks(problem: Problem, rng: np.random.Generator, p: float, max_rech
     return dataclasses.replace(problem, steps=(*problem.steps, *(RECHECK + problem.steps[i] for i in picks)))
 
 
-def overthinking_tokens(problem: Problem, completion: str) -> int:
-    """Characters of the reasoning lines after the last column line (the `level`-th) and before `A:`."""
+def overthinking_tokens(problem: Problem, completion: str, count: Callable[[str], int] = len) -> int:
+    """Tokens of the reasoning after the answer is determined: for the scratchpad, the lines after
+    the last column line (the `level`-th) and before `A:`; for prose, the text after the first
+    statement of the final answer, up to the last "Answer" marker. `count` maps text to tokens
+    (default: characters, the character policy's tokens)."""
+    if problem.style == "natural":
+        return count(_after_first_answer(completion))
     lines = completion.split("\n")
     end = next((i for i, line in enumerate(lines) if line.startswith("A:")), len(lines))
-    return sum(len(line) + 1 for line in lines[problem.level : end])
+    return sum(count(line) + 1 for line in lines[problem.level : end])
+
+
+def _after_first_answer(completion: str) -> str:
+    """The text between the first standalone mention of the final answer and the last "Answer"
+    marker after it (or the end), thousands separators dropped; empty without a final answer."""
+    final = final_number(completion)
+    if final is None:
+        return ""
+    text = completion.replace(",", "")
+    first = re.search(rf"(?<!\d){re.escape(str(final))}(?!\d)", text)
+    if first is None:
+        return ""
+    marks = [m.start() for m in re.finditer("answer", text, re.IGNORECASE) if m.start() >= first.end()]
+    return text[first.end() : marks[-1] if marks else len(text)]

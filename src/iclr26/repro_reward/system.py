@@ -13,7 +13,7 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
 from iclr26.repro_reward.config import ReProSystemConfig
-from iclr26.repro_reward.process_reward import ReProAdvantage
+from iclr26.repro_reward.process_reward import ReProAdvantage, ReProConfig
 from iclr26.repro_reward.testbed import overthinking_tokens, with_rechecks
 from iclr26.rlvr.experiment import SMOKE_SIZE, SMOLLM2_SCALE, Arm, Experiment
 from iclr26.rlvr.grpo import GRPOTrainer, Rollout
@@ -203,13 +203,15 @@ PRESETS = preset_table(
         "rl_steps": 20,
         "eval_problems": 24,
     },
-    # The paper's setting with the checkpoint we ship: SmolLM2-135M-Instruct, bf16 on a GPU, warm-
-    # started on the re-check data; `--set policy.model=/path/to/checkpoint` takes any local causal LM.
+    # The paper's setting with the checkpoint we ship: SmolLM2-135M-Instruct as it is, bf16 on a
+    # GPU, prompted in words, RePro's segments as sentences; `--set policy.model=/path/to/checkpoint`
+    # takes any local causal LM.
     paper={
         **SMOLLM2_SCALE,
-        "sft.mix": ("addition:1-5",),
-        "train_levels": (2, 3, 4, 5),
-        "eval_levels": (1, 2, 3, 4, 5),
+        "task": "addition",
+        "train_levels": (1, 2, 3),
+        "eval_levels": (1, 2, 3),
+        "repro": ReProConfig.natural(),
     },
 )
 SYSTEM = implemented_system("repro_reward", presets=PRESETS, run=run)

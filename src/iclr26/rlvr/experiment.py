@@ -123,20 +123,37 @@ SMOKE_SIZE: dict[str, Any] = {
 }
 
 # The `paper` presets' scale with the checkpoint we ship: SmolLM2-135M-Instruct in bf16 on a GPU,
-# 3 seeds of 500 RL steps × 32 questions; a system's paper preset adds its own mix and levels.
+# as it is (no warm start: a pretrained model's latent skills are the point), prompted in words
+# (`style="natural"`), 3 seeds of 500 RL steps × 32 questions × 8 rollouts; a system's paper preset
+# adds its task and levels. Temperature 0.7: at the release's 1.0 a 135M model's samples are
+# mostly incoherent (benchmarks/scaf_grpo/cliff_smollm2.py).
 SMOLLM2_SCALE: dict[str, Any] = {
     "seeds": 3,
     "policy.model": "smollm2",
     "policy.dtype": "bfloat16",
-    "sft.steps": 2000,
-    "sft.batch_size": 64,
-    "sft.lr": 2e-5,
+    "style": "natural",
+    "sft.steps": 0,
     "rl_steps": 500,
     "grpo.questions_per_step": 32,
     "grpo.lr": 1e-6,
-    "grpo.max_new_tokens": 160,
+    "grpo.temperature": 0.7,
+    "grpo.max_new_tokens": 128,
     "eval_problems": 200,
     "device": "cuda",
+}
+
+# The same experiment at a CPU budget (2 cores, float32): 8 questions × 8 rollouts per step, as
+# the issue asks, 2 seeds, fewer steps and held-out problems. Use as `--set` overrides on top of
+# the paper preset (benchmarks/scaf_grpo/smollm2_rl.py does).
+SMOLLM2_CPU: dict[str, Any] = {
+    "seeds": 2,
+    "policy.dtype": "float32",
+    "device": "cpu",
+    "rl_steps": 30,
+    "grpo.questions_per_step": 8,
+    "grpo.max_new_tokens": 96,
+    "eval_problems": 24,
+    "eval_k": 4,
 }
 
 

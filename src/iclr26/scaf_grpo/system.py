@@ -200,15 +200,15 @@ PRESETS = preset_table(
         "eval_k": 4,
     },
     # The paper's scale (Qwen2.5-Math-7B on verl, 8 GPUs) with the checkpoint we ship: SmolLM2-135M-
-    # Instruct, bf16 on a GPU; `--set policy.model=/path/to/checkpoint` takes any local causal LM.
-    # Launch on several GPUs with `torchrun --nproc-per-node N -m iclr26.cli run scaf_grpo ...`.
+    # Instruct as it is, bf16 on a GPU, prompted in words; levels from its measured cliff
+    # (benchmarks/scaf_grpo/cliff_smollm2.py). `--set policy.model=/path/to/checkpoint` takes any
+    # local causal LM; `torchrun --nproc-per-node N -m iclr26.cli run scaf_grpo ...` uses N GPUs.
     paper={
         **SMOLLM2_SCALE,
-        "sft.mix": ("addition:1-6",),
-        "sft_plain_max_level": 4,
-        "train_levels": (3, 4, 5, 6),
+        "task": "addition",
+        "train_levels": (1, 2, 3),
+        "eval_levels": (1, 2, 3, 4),
         "scaf.warmup_steps": 50,
-        "eval_levels": (1, 2, 3, 4, 5, 6, 7),
     },
 )
 SYSTEM = implemented_system("scaf_grpo", presets=PRESETS, run=run)

@@ -90,3 +90,24 @@ def test_arms_train_every_method_and_seed_and_are_reused(tmp_path):
             assert set(rec["eval"]) == {"1", "2"}
     again = exp.run_arms(("a", "b+c"), setup)
     assert calls == ["a", "b+c", "a", "b+c"] and again == records  # finished runs are read back
+
+
+def test_no_warm_start_and_natural_prompts(tmp_path):
+    cfg = _cfg(
+        sft=SFTConfig(steps=0, batch_size=4),
+        style="natural",
+        task="gsm",
+        policy=PolicyConfig(dim=32, layers=1, heads=2, max_len=320),  # a story prompt is ~250 characters
+    )
+    exp = Experiment(cfg, RunContext(tmp_path, console=Console(quiet=True)))
+    before = {k: v.clone() for k, v in exp.policy.module.state_dict().items()}
+    assert exp.pretrain()["seconds"] == 0.0
+    assert all(torch.equal(before[k], v) for k, v in exp.policy.module.state_dict().items())
+    assert not (tmp_path / "checkpoints" / "sft.pt").exists()
+    held = exp.heldout(1)
+    assert all(p.style == "natural" and p.task == "gsm" for p in held)
+    assert held == make_problems("gsm", 1, 2, seed=99_001, style="natural")
+    records = exp.run_arms(("grpo",), lambda method, trainer: Arm())
+    assert len(records["grpo"][0]["history"]) == cfg.rl_steps
+    with pytest.raises(ConfigError, match="style must be one of"):
+        _cfg(style="prose")

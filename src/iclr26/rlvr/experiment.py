@@ -206,7 +206,10 @@ class Experiment:
     def pretrain(
         self, *, hint_sampler: HintSampler | None = None, transform: Transform | None = None
     ) -> dict[str, float]:
-        """The warm start of `self.policy` (resumable from the run folder); its final loss and time."""
+        """The warm start of `self.policy` (resumable from the run folder); its final loss and time.
+        With `sft.steps` 0 the policy stays as loaded (loss nan)."""
+        if self.cfg.sft.steps == 0:
+            return {"loss": float("nan"), "seconds": 0.0}
         with self.ctx.progress("pretraining (steps)", total=self.cfg.sft.steps) as advance:
             return pretrain(
                 self.policy,

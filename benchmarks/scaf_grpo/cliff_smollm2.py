@@ -35,7 +35,7 @@ from iclr26.rlvr.tasks import MAX_LEVELS, make_problems, verify
 from iclr26.scaf_grpo.hints import hint_text
 
 RESULTS = Path(__file__).parent / "results" / "cliff_smollm2.json"
-LEVELS = {"addition": (1, 2, 3), "gsm": (1, 2, 3), "countdown": (1, 2, 3), "multiplication": (1, 2)}
+LEVELS = {"addition": (1, 2, 3), "gsm": (1, 2, 3), "countdown": (1, 2, 3), "multiplication": (1, 2, 3)}
 HINTS = (("knowledge", 4), ("planning", 4), ("solution", 4))
 
 

@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--micro-batch", type=int, default=8, help="rows per forward/backward of the update")
     ap.add_argument("--repeats", type=int, default=2, help="timed sampling runs of each sampler, alternated")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "smollm2_step.json"))
     args = ap.parse_args()
@@ -55,6 +56,7 @@ def main() -> None:
         max_new_tokens=args.max_new_tokens,
         temperature=0.7,
         lr=1e-6,
+        micro_batch=args.micro_batch,
     )
     prompts = [base.encode_prompt(p.prompt) for p in problems for _ in range(args.group)]
     reference = HFPolicy(base.module, base.tokenizer, chat=True, share_prefix=False)
@@ -86,7 +88,12 @@ def main() -> None:
         "model": f"SmolLM2-135M-Instruct ({args.dtype}, {args.device})",
         "params": sum(p.numel() for p in base.module.parameters()),
         "load_s": load_s,
-        "size": {"questions": args.questions, "rollouts": args.group, "max_new_tokens": args.max_new_tokens},
+        "size": {
+            "questions": args.questions,
+            "rollouts": args.group,
+            "max_new_tokens": args.max_new_tokens,
+            "micro_batch": args.micro_batch,
+        },
         "task": f"{args.task} level {args.level}, natural prompts, temperature {cfg.temperature}",
         "sampling": sampling,
         "steps": steps,

@@ -129,3 +129,34 @@ def test_token_advantages_hook_is_used_and_checked():
     bad = GRPOTrainer(CharPolicy(model, tok), cfg, token_advantages=lambda r, a, e: a[:, None])
     with pytest.raises(ValueError, match="token_advantages returned shape"):
         bad.step(problems, torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+@pytest.mark.parametrize("hooked", [False, True])
+def test_micro_batches_give_the_full_batch_update(loss_type, hooked):
+    tok = CharTokenizer()
+    problems = make_problems("addition", 2, 2, 0)
+
+    def by_entropy(rollouts, adv, entropy):  # uses every row's entropies, as RePro's hook does
+        return adv[:, None] + 0.1 * entropy
+
+    out = {}
+    for micro in (0, 3):  # 8 rollouts: one pass, or chunks of 3, 3 and 2
+        cfg = GRPOConfig(
+            group_size=4, questions_per_step=2, max_new_tokens=8, loss_type=loss_type, micro_batch=micro
+        )
+        torch.manual_seed(0)
+        model = CharTransformer(ModelConfig(tok.vocab_size, 32, 1, 2, 96))
+        trainer = GRPOTrainer(
+            CharPolicy(model, tok),
+            cfg,
+            guide=_reward_even_sum,
+            token_advantages=by_entropy if hooked else None,
+        )
+        metrics = trainer.step(problems, torch.Generator().manual_seed(0))
+        out[micro] = (metrics, [p.detach().clone() for p in model.parameters()])
+    (m0, p0), (m3, p3) = out[0], out[3]
+    assert m0["loss"] == pytest.approx(m3["loss"], rel=1e-5, abs=1e-7)
+    assert m0["entropy"] == pytest.approx(m3["entropy"], rel=1e-5)
+    for a, b in zip(p0, p3, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)

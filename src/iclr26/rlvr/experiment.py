@@ -138,6 +138,7 @@ SMOLLM2_SCALE: dict[str, Any] = {
     "grpo.lr": 1e-6,
     "grpo.temperature": 0.7,
     "grpo.max_new_tokens": 128,
+    "grpo.micro_batch": 64,  # rows per forward/backward: bounds the update's memory, same gradient
     "eval_problems": 200,
     "device": "cuda",
 }
@@ -153,6 +154,7 @@ SMOLLM2_CPU: dict[str, Any] = {
     "rl_steps": 20,
     "grpo.questions_per_step": 4,
     "grpo.max_new_tokens": 64,
+    "grpo.micro_batch": 8,  # a float32 update of 64 rows at once took over 22 GB (OOM-killed)
     "eval_problems": 16,
     "eval_k": 4,
 }

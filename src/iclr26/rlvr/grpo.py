@@ -19,6 +19,7 @@ all-zero rewards that is the "learning cliff" Scaf-GRPO addresses through the `g
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -29,6 +30,7 @@ from typing import Literal, get_args
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
@@ -67,6 +69,9 @@ class GRPOConfig:
     """β: weight of the k3 KL estimate to the reference policy (0: no KL term)"""
     grad_clip: float = 1.0
     """gradient-norm clip of each update"""
+    micro_batch: int = 0
+    """rollouts per forward/backward pass, gradients accumulated (0: all at once); bounds the
+    memory of a large model's update without changing it"""
 
     def __post_init__(self) -> None:
         if not isinstance(self.group_size, int) or self.group_size < 2:
@@ -82,6 +87,7 @@ class GRPOConfig:
         check_interval("clip_eps_high", self.clip_eps_high, 0, None)
         check_interval("beta", self.beta, 0, None)
         check_interval("grad_clip", self.grad_clip, 0, None, closed=(False, True))
+        check_int("micro_batch", self.micro_batch, 0)
 
 
 @dataclass
@@ -250,40 +256,87 @@ class GRPOTrainer:
         comps = [r.completion_ids if r.completion_ids else [self.policy.eos_id] for r in flat]
         module = self.policy.module
         module.train()
-        logp, mask, entropy = self.policy.token_logprobs(prompts, comps, module=self.ddp)
-        ref_logp = None
-        if self.cfg.beta and self.ref_policy is not None:
-            with torch.no_grad():
-                ref_logp, _, _ = self.ref_policy.token_logprobs(prompts, comps)
-        loss_adv = adv
-        if self.token_advantages is not None:
-            loss_adv = self.token_advantages(flat, adv, entropy.detach())
-            if tuple(loss_adv.shape) != tuple(logp.shape):
-                raise ValueError(
-                    f"token_advantages returned shape {tuple(loss_adv.shape)}; it must match the completion "
-                    f"tokens' {tuple(logp.shape)} (N rollouts, T = longest completion, empty ones as [eos])"
-                )
-            loss_adv = loss_adv.to(logp.device)
-        loss = grpo_loss(logp, logp.detach(), loss_adv, mask, self.cfg, ref_logp)  # μ = 1: π_old = π_θ
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()  # under DDP: gradients averaged over ranks here
-        torch.nn.utils.clip_grad_norm_(module.parameters(), self.cfg.grad_clip)
-        self.opt.step()
+        loss, entropy_sum, lengths = self._update(flat, prompts, comps, adv)
         self.step_idx += 1
-        lengths = mask.sum(1).float()
         metrics = {
             "step": self.step_idx,
-            "loss": float(loss.detach()),
+            "loss": loss,
             "reward": float(rewards0.mean()),
             "frac_zero_std": zero_std0,
             "frac_zero_std_after_guide": float((rewards.std(1) == 0).float().mean()),
             "guided": float(sum(r.hint is not None for r in flat)),
             "unparsed": float(sum(not r.parsed for grp in groups for r in grp if r.hint is None)),
-            "entropy": float((entropy.detach() * mask).sum() / mask.sum()),
+            "entropy": entropy_sum / float(lengths.sum()),
             "length": float(lengths.mean()),
             "seconds": time.perf_counter() - t0,
         }
         return self._reduce(metrics, len(problems))
+
+    def _update(
+        self, flat: list[Rollout], prompts: list[list[int]], comps: list[list[int]], adv: torch.Tensor
+    ) -> tuple[float, float, torch.Tensor]:
+        """One optimiser step on the flat rollouts; returns the loss, the summed token entropy and
+        the completion lengths.
+
+        With `cfg.micro_batch` the rows go through forward and backward in chunks whose gradients
+        add up to the full batch's: each chunk's loss is weighted by its share of the batch's
+        normaliser (its rows, or for `dapo` its tokens). The `token_advantages` hook then sees
+        every row's entropies from a gradient-free pass first.
+        """
+        n = len(flat)
+        size = self.cfg.micro_batch or n
+        chunks = [list(range(i, min(i + size, n))) for i in range(0, n, size)]
+        lengths = torch.tensor([float(len(c)) for c in comps])
+        total_tokens = float(lengths.sum())
+        loss_adv: torch.Tensor | None = adv if self.token_advantages is None else None
+        if loss_adv is None and len(chunks) > 1:
+            with torch.no_grad():
+                parts = [self._scores(c, prompts, comps, module=None)[2] for c in chunks]
+            width = max(e.shape[1] for e in parts)
+            entropy_all = torch.cat([F.pad(e, (0, width - e.shape[1])) for e in parts])
+            loss_adv = self._token_advantages(flat, adv, entropy_all)
+        self.opt.zero_grad(set_to_none=True)
+        loss_sum, entropy_sum = 0.0, 0.0
+        for k, rows in enumerate(chunks):
+            last = k == len(chunks) - 1
+            with contextlib.nullcontext() if self.ddp is None or last else self.ddp.no_sync():
+                logp, mask, entropy = self._scores(rows, prompts, comps, module=self.ddp)
+                if loss_adv is None:  # one chunk: the hook reads this very pass's entropies
+                    loss_adv = self._token_advantages(flat, adv, entropy.detach())
+                ref_logp = None
+                if self.cfg.beta and self.ref_policy is not None:
+                    with torch.no_grad():
+                        ref_logp, _, _ = self.ref_policy.token_logprobs(
+                            [prompts[i] for i in rows], [comps[i] for i in rows]
+                        )
+                chunk_adv = loss_adv[rows]
+                if chunk_adv.ndim == 2:
+                    chunk_adv = chunk_adv[:, : logp.shape[1]]  # completions start in column 0
+                chunk_adv = chunk_adv.to(logp.device)
+                loss = grpo_loss(logp, logp.detach(), chunk_adv, mask, self.cfg, ref_logp)  # μ = 1
+                weight = float(mask.sum()) / total_tokens if self.cfg.loss_type == "dapo" else len(rows) / n
+                (loss * weight).backward()  # under DDP: gradients averaged over ranks at the last chunk
+            loss_sum += float(loss.detach()) * weight
+            entropy_sum += float((entropy.detach() * mask).sum())
+        torch.nn.utils.clip_grad_norm_(self.policy.module.parameters(), self.cfg.grad_clip)
+        self.opt.step()
+        return loss_sum, entropy_sum, lengths
+
+    def _scores(self, rows: list[int], prompts: list[list[int]], comps: list[list[int]], module):
+        """`token_logprobs` of the given rows (through `module`, the DDP wrapper, when set)."""
+        return self.policy.token_logprobs([prompts[i] for i in rows], [comps[i] for i in rows], module=module)
+
+    def _token_advantages(
+        self, flat: list[Rollout], adv: torch.Tensor, entropy: torch.Tensor
+    ) -> torch.Tensor:
+        """The hook's per-token advantages (N, T), checked against the entropies' shape."""
+        out = self.token_advantages(flat, adv, entropy)  # type: ignore[misc]
+        if tuple(out.shape) != tuple(entropy.shape):
+            raise ValueError(
+                f"token_advantages returned shape {tuple(out.shape)}; it must match the completion "
+                f"tokens' {tuple(entropy.shape)} (N rollouts, T = longest completion, empty ones as [eos])"
+            )
+        return out
 
     _COUNTS = ("guided", "unparsed")
 

@@ -125,8 +125,8 @@ SMOKE_SIZE: dict[str, Any] = {
 # The `paper` presets' scale with the checkpoint we ship: SmolLM2-135M-Instruct in bf16 on a GPU,
 # as it is (no warm start: a pretrained model's latent skills are the point), prompted in words
 # (`style="natural"`), 3 seeds of 500 RL steps × 32 questions × 8 rollouts; a system's paper preset
-# adds its task and levels. Temperature 0.7: at the release's 1.0 a 135M model's samples are
-# mostly incoherent (benchmarks/scaf_grpo/cliff_smollm2.py).
+# adds its task and levels. Temperature 0.7: at the release's 1.0 the 135M model's samples we read
+# were mostly incoherent (not measured by a benchmark; the cliff in cliff_smollm2.py is at 0.7).
 SMOLLM2_SCALE: dict[str, Any] = {
     "seeds": 3,
     "policy.model": "smollm2",

@@ -306,8 +306,8 @@ class GRPOTrainer:
                 ref_logp = None
                 if self.cfg.beta and self.ref_policy is not None:
                     with torch.no_grad():
-                        ref_logp, _, _ = self.ref_policy.token_logprobs(
-                            [prompts[i] for i in rows], [comps[i] for i in rows]
+                        ref_logp, _, _ = self._scores(
+                            rows, prompts, comps, module=None, policy=self.ref_policy
                         )
                 chunk_adv = loss_adv[rows]
                 if chunk_adv.ndim == 2:
@@ -322,9 +322,18 @@ class GRPOTrainer:
         self.opt.step()
         return loss_sum, entropy_sum, lengths
 
-    def _scores(self, rows: list[int], prompts: list[list[int]], comps: list[list[int]], module):
-        """`token_logprobs` of the given rows (through `module`, the DDP wrapper, when set)."""
-        return self.policy.token_logprobs([prompts[i] for i in rows], [comps[i] for i in rows], module=module)
+    def _scores(
+        self,
+        rows: list[int],
+        prompts: list[list[int]],
+        comps: list[list[int]],
+        module: nn.Module | None,
+        policy: Policy | None = None,
+    ):
+        """`token_logprobs` of the given rows under `policy` (default: the trained one), through
+        `module` (the DDP wrapper) when set."""
+        policy = self.policy if policy is None else policy
+        return policy.token_logprobs([prompts[i] for i in rows], [comps[i] for i in rows], module=module)
 
     def _token_advantages(
         self, flat: list[Rollout], adv: torch.Tensor, entropy: torch.Tensor

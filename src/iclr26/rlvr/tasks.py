@@ -268,9 +268,7 @@ def verify_natural(problem: Problem, completion: str) -> Verdict:
         expr = final_expression(completion)
         if expr is None:
             return Verdict(0.0, False)
-        parsed, ok = countdown_correct(
-            expr, tuple(int(x) for x in problem.question.split(">")[0].split(",")), int(problem.answer)
-        )
+        parsed, ok = countdown_correct(expr, problem.operands, int(problem.answer))  # operands: every number
         return Verdict(1.0 if ok else 0.0, parsed)
     number = final_number(completion)
     if number is None:

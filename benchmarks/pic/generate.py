@@ -5,6 +5,7 @@
 
 Progress (env step, seconds, latest evaluation return) is printed every 5,000 env steps. An
 interrupted run continues from `<data dir>/<env>/checkpoint.pt` when the same command is rerun.
+A run repeats bitwise from its seed, resumed or not, on CPUs with AVX2 (MKL's AVX2 path is pinned).
 The locomotion driver (`locomotion.py`) then reuses these datasets when given the same seed.
 
     python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 Hopper-v5 --summary
@@ -18,9 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+# MKL's AVX2 code path on every CPU, set before torch makes its first MKL call: unset, MKL takes the
+# widest path the CPU has and the same seed gives another run on an AVX-512 CPU than on an AVX2 one
+# (`iclr26.pic.data.blas_numerics`; the manifests record the setting)
+os.environ.setdefault("MKL_CBWR", "AVX2")
 
 import numpy as np
 
@@ -117,11 +124,16 @@ def value_check(folder: Path, config: dict, episodes: int = 30, first: int = 50)
     }
 
 
-def summary(envs: list[str], data_dir: str) -> list[dict]:
-    """Per task: the behaviour agent's best snapshot, the medium cut, and each dataset's size and return."""
+def summary(envs: list[str], data_dirs: list[str]) -> list[dict]:
+    """Per task and data dir that holds its finished datasets: the behaviour agent's curve, best
+    snapshot, medium cut, and each dataset's size and return. Per task, the row with the higher
+    held-out expert return is `chosen` (the issue's rule: whichever agent reaches the higher one)."""
     rows = []
-    for env_id in envs:
+    for env_id, data_dir in [(e, d) for e in envs for d in data_dirs]:
         folder = Path(data_dir) / env_id
+        if not (folder / "generation.json").is_file():
+            print(f"{folder}: no generation.json (not finished), left out", flush=True)
+            continue
         gen = json.loads((folder / "generation.json").read_text())
         manifests = {
             n: json.loads((folder / f"{n}.json").read_text()) for n in ("medium", "medium-replay", "expert")
@@ -132,6 +144,7 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
         rows.append(
             {
                 "env_id": env_id,
+                "data_dir": str(folder),
                 "agent": gen["config"].get("agent", "td3"),
                 "d4rl_random_return": d4rl[0],
                 "d4rl_expert_return": d4rl[1],
@@ -139,6 +152,7 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
                 "training_windows": training_windows(folder),
                 "value_check": value_check(folder, gen["config"]),
                 "train_seconds": gen["train_seconds"],
+                "numerics": gen.get("numerics"),  # None: written before the manifests recorded it
                 "total_steps": gen["config"]["total_steps"],
                 "random_return": refs["random"],
                 "expert_return": refs["expert"],
@@ -155,6 +169,11 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
                 },
             }
         )
+    for env_id in envs:
+        mine = [r for r in rows if r["env_id"] == env_id]
+        best = max(mine, key=lambda r: r["expert_return"], default=None)
+        for r in mine:
+            r["chosen"] = r is best
     print("| task | agent | random / expert return (expert at step) | D4RL expert | medium: snapshot step, "
           "eval return | medium: N, mean return | medium-replay: N, mean return |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
@@ -164,24 +183,46 @@ def summary(envs: list[str], data_dir: str) -> list[dict]:
         cut = f"{r['medium_step'] // 1000}k, {r['medium_eval_return']:.0f}"
         sizes = [f"{d['N']:,}, {d['mean_episode_return']:.0f}" for d in (med, rep)]
         d4rl = f"{r['d4rl_expert_return']:,.0f}" if r["d4rl_expert_return"] is not None else "—"
-        print(
-            f"| {r['env_id']} | {r['agent'].upper()} | {expert} | {d4rl} | {cut} | {sizes[0]} | {sizes[1]} |"
-        )
+        agent = r["agent"].upper() + (" (chosen)" if r["chosen"] else "")
+        print(f"| {r['env_id']} | {agent} | {expert} | {d4rl} | {cut} | {sizes[0]} | {sizes[1]} |")
     return rows
 
 
-def plot_curves(rows: list[dict], path: Path) -> None:
-    """Each behaviour agent's evaluation return over env steps, with D4RL's expert return dashed."""
+def load_history(path: Path) -> list[dict]:
+    """The rows of an earlier `--summary` JSON (datasets since replaced), each labelled by its date
+    and machine, for their curves: where an agent stopped on earlier code or another CPU. A summary
+    older than the curves gives its best snapshot alone (one point)."""
+    old = json.loads(path.read_text())
+    when = f"{old['date'][:10]}, {old['machine'].split(',')[0]}"
+    return [
+        {"env_id": r["env_id"], "agent": r.get("agent", "td3"), "label": when,
+         "curve": r.get("curve") or [[r["expert_step"], r["expert_return"]]],
+         "expert_return": r["expert_return"], "source": str(path)}
+        for r in old["tasks"]
+    ]  # fmt: skip
+
+
+def plot_curves(rows: list[dict], history: list[dict], path: Path) -> None:
+    """Per task, each behaviour agent's evaluation return over env steps (earlier runs dotted), with
+    D4RL's expert return dashed."""
     from iclr26.core.records import pyplot, save_figure
 
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.2), squeeze=False)
-    for ax, r in zip(axes[0], rows, strict=True):
-        steps, returns = zip(*r["curve"], strict=True)
-        ax.plot(np.array(steps) / 1000, returns, label=f"{r['agent'].upper()} (ours)")
-        if r["d4rl_expert_return"] is not None:
-            ax.axhline(r["d4rl_expert_return"], ls="--", c="gray", label="D4RL expert")
-        ax.set_title(r["env_id"])
+    envs = list(dict.fromkeys(r["env_id"] for r in rows + history))
+    fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 3.2), squeeze=False)
+    for ax, env_id in zip(axes[0], envs, strict=True):
+        d4rl = None
+        for r in [r for r in rows + history if r["env_id"] == env_id]:
+            steps, returns = zip(*r["curve"], strict=True)
+            label = r["agent"].upper() + (f" ({r['label']})" if "label" in r else "")
+            label += ", best snapshot" if len(steps) == 1 else ""
+            style = {"ls": ":", "marker": "o" if len(steps) == 1 else None} if "label" in r else {"ls": "-"}
+            ax.plot(np.array(steps) / 1000, returns, label=label, **style)
+            d4rl = r.get("d4rl_expert_return", d4rl)
+        if d4rl is not None:
+            ax.axhline(d4rl, ls="--", c="gray", label="D4RL expert")
+        ax.set_xlim(0, max(s for r in rows + history for s, _ in r["curve"]) / 1000 * 1.03)
+        ax.set_title(env_id)
         ax.set_xlabel("env steps (k)")
         ax.set_ylabel("eval return")
         ax.legend(fontsize=8)
@@ -192,25 +233,42 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("envs", nargs="+")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data-dir", default="runs/pic_data_sac")
+    ap.add_argument(
+        "--data-dir", nargs="+", default=["runs/pic_data_sac"],
+        help="where the datasets go (one); with --summary, every dir to tabulate",
+    )  # fmt: skip
     ap.add_argument("--total-steps", type=int, default=0, help="0: the preset's (300k)")
     ap.add_argument("--agent", choices=("td3", "sac"), default="sac", help="behaviour agent (D4RL: SAC)")
     ap.add_argument(
         "--summary", action="store_true", help="tabulate the existing manifests, generate nothing"
     )
+    ap.add_argument("--history", nargs="*", type=Path, default=[], help="earlier --summary JSONs to plot")
+    ap.add_argument("--link", type=Path, help="with --summary: make LINK/<task> point at the chosen data")
     a = ap.parse_args()
     if a.summary:
         path = Path(__file__).parent / "results" / "pic_datasets.json"
         rows = summary(a.envs, a.data_dir)
-        path.write_text(json.dumps({**provenance(), "tasks": rows}, indent=1) + "\n")
-        plot_curves(rows, path.with_name("behavior_curves"))
+        history = [h for f in a.history for h in load_history(f)]
+        out = {**provenance(), "tasks": [r for r in rows if r["chosen"]], "other_runs": [
+            r for r in rows if not r["chosen"]], "history": history}  # fmt: skip
+        path.write_text(json.dumps(out, indent=1) + "\n")
+        plot_curves(rows, history, path.with_name("behavior_curves"))
         print(f"saved {path} and behavior_curves.png")
+        if a.link:
+            a.link.mkdir(parents=True, exist_ok=True)
+            for r in out["tasks"]:
+                target, link = Path(r["data_dir"]).resolve(), a.link / r["env_id"]
+                link.unlink(missing_ok=True)
+                link.symlink_to(target, target_is_directory=True)
+                print(f"{link} -> {target}")
         return
+    if len(a.data_dir) != 1:
+        ap.error(f"generation writes into one --data-dir, got {len(a.data_dir)}")
     for env_id in a.envs:
         over = {"seed": a.seed, "agent": a.agent} | ({"total_steps": a.total_steps} if a.total_steps else {})
         t0 = time.time()
         paths = generate_datasets(
-            env_id, f"{a.data_dir}/{env_id}", generation_preset("mujoco", **over), _progress(env_id)
+            env_id, f"{a.data_dir[0]}/{env_id}", generation_preset("mujoco", **over), _progress(env_id)
         )
         print(f"{env_id} done in {time.time() - t0:.0f}s: {sorted(paths)}", flush=True)
 

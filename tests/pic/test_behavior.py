@@ -4,6 +4,7 @@ datasets, caching, resume."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -144,6 +145,8 @@ def test_five_datasets_with_manifests(generated):
         info = load_manifest(paths[name])
         assert info["env_id"] == "Pendulum-v1" and info["seed"] == SMOKE.seed and info["N"] == len(ds)
         assert {"gymnasium", "mujoco", "numpy", "torch", "iclr26"} <= set(info["versions"])
+        assert info["numerics"] == summary["numerics"] and info["numerics"]["torch_cpu_capability"]
+        assert info["numerics"]["mkl_cbwr"] == os.environ.get("MKL_CBWR")
         refs = info["reference_returns"]
         assert refs["random"] < 0 and refs["expert"] < 0 and refs["episodes"] == SMOKE.eval_episodes
         assert "step" in info["behavior"] or name == "medium-expert"

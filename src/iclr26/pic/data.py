@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -185,6 +186,29 @@ def library_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[dist] = None
     return out
+
+
+def blas_numerics() -> dict[str, str | None]:
+    """What decides the float results of a CPU run beyond the seed: the CPU, the instruction set
+    torch's kernels use, and `MKL_CBWR` (MKL's code path; unset, MKL picks the widest the CPU has).
+    A SAC run from one seed gave other returns after 2k env steps under MKL's AVX2 path than under
+    its AVX-512 path on the same Xeon (measured 2026-12-06); with `MKL_CBWR=AVX2` both CPUs take
+    the AVX2 path, so a run repeats on any CPU that has AVX2 (same MKL, same thread count)."""
+    import torch  # only here: the dataset format itself needs numpy alone
+
+    cpu = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu or platform.processor() or None,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "mkl_cbwr": os.environ.get("MKL_CBWR"),
+    }
 
 
 def _npz_path(path: str | os.PathLike) -> Path:

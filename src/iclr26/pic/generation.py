@@ -31,6 +31,7 @@ from iclr26.pic.behavior import (
 from iclr26.pic.config import DATASET_NAMES, GenerationConfig
 from iclr26.pic.data import (
     OfflineDataset,
+    blas_numerics,
     d4rl_reference,
     library_versions,
     load_dataset,
@@ -146,6 +147,7 @@ def _write_datasets(
             "d4rl": d4rl_reference(env_id),
         },
         "config": cfg.identity(),
+        "numerics": blas_numerics(),
     }
     medium_info = behaviour(medium, cfg.medium_noise, "medium") | {
         "rule": medium_rule,
@@ -212,6 +214,7 @@ def _write_datasets(
         "env_id": env_id,
         "config": cfg.identity(),
         "versions": library_versions(),
+        "numerics": blas_numerics(),
         "train_seconds": run.train_seconds,
         "snapshots": [{"step": s["step"], "eval_return": s["eval_return"]} for s in snaps],
         "best_snapshot": best,

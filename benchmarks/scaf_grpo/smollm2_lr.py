@@ -2,10 +2,10 @@
 release's lr is for a 7B model, so we tune it for 135M before the two experiments.
 
 For each lr: vanilla GRPO from the same seed on the scaf_grpo `paper` preset's task and training
-levels, at the CPU budget's size (8 questions × 8 rollouts), for `--steps` updates; reported are the
-mean rollout reward over the first and the last quarter of the steps and held-out pass@1 per level
-after training. Each lr's run is resumable (`<out>/lr<lr>.pt`); the table goes to
-`results/smollm2_lr.json`.
+levels, at the CPU budget's size (`SMOLLM2_CPU`: 4 questions × 8 rollouts), for `--steps` updates,
+checkpointed after each; reported are the mean rollout reward over the first and the last quarter
+of the steps and held-out pass@1 per level after training. Each lr's run is resumable
+(`<out>/lr<lr>.pt`); the table goes to `results/smollm2_lr.json`.
 
     python benchmarks/scaf_grpo/smollm2_lr.py                 # 3 lrs × 12 steps: hours on 2 busy cores
     python benchmarks/scaf_grpo/smollm2_lr.py --lrs 1e-5 --steps 2 --eval-problems 2   # minutes
@@ -61,6 +61,7 @@ def main() -> None:
             args.out / f"lr{lr:g}.pt",
             lambda n: None,
             style=cfg.style,
+            checkpoint_every=cfg.checkpoint_every,
         )
         q = max(1, args.steps // 4)
         gen = torch.Generator().manual_seed(stream_seed("eval", cfg.seed))

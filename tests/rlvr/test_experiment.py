@@ -111,3 +111,39 @@ def test_no_warm_start_and_natural_prompts(tmp_path):
     assert len(records["grpo"][0]["history"]) == cfg.rl_steps
     with pytest.raises(ConfigError, match="style must be one of"):
         _cfg(style="prose")
+
+
+def test_checkpoint_every_step_resumes_where_it_stopped(tmp_path):
+    """With `checkpoint_every=1` an interrupted run loses no finished step and continues bitwise."""
+    from iclr26.rlvr.loop import train_steps
+
+    cfg = _cfg(rl_steps=3, checkpoint_every=1)
+    exp = Experiment(cfg, RunContext(tmp_path, console=Console(quiet=True)))
+
+    def run(ckpt, stop_after=None):
+        trainer, done = exp.trainer(), []
+
+        def advance(n):
+            done.append(n)
+            if stop_after is not None and len(done) == stop_after:
+                raise KeyboardInterrupt
+
+        history = train_steps(
+            trainer, "addition", (1,), 3, 7, ckpt, advance, checkpoint_every=cfg.checkpoint_every
+        )
+        return trainer, history, done
+
+    straight, history, _ = run(tmp_path / "a.pt")
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "b.pt", stop_after=2)
+    assert torch.load(tmp_path / "b.pt", weights_only=False)["trainer"]["step"] == 2
+    resumed, again, done = run(tmp_path / "b.pt")
+    assert done == [2, 1]  # two steps read back, one trained
+    assert [h["step"] for h in again] == [1, 2, 3]
+    assert [h["reward"] for h in again] == [h["reward"] for h in history]
+    for x, y in zip(
+        straight.policy.module.state_dict().values(), resumed.policy.module.state_dict().values(), strict=True
+    ):
+        assert torch.equal(x, y)
+    with pytest.raises(ConfigError, match="checkpoint_every must be an int >= 1"):
+        _cfg(checkpoint_every=0)

@@ -96,13 +96,15 @@ class RLVRConfig:
     """torch device: cpu, cuda, cuda:N or auto (under torchrun: one GPU per process)"""
     threads: int = 2
     """CPU threads torch may use"""
+    checkpoint_every: int = 10
+    """RL steps between checkpoints (and one at the end): 1 where a step takes minutes"""
 
     def __post_init__(self) -> None:
         check_in("task", self.task, GENERATORS)
         check_in("style", self.style, STYLES)
         for name in ("train_levels", "eval_levels"):
             check_levels(self.task, name, getattr(self, name))
-        for name in ("seeds", "rl_steps", "eval_problems", "eval_k", "threads"):
+        for name in ("seeds", "rl_steps", "eval_problems", "eval_k", "threads", "checkpoint_every"):
             check_int(name, getattr(self, name), 1)
         check_int("seed", self.seed, 0)
 
@@ -141,6 +143,7 @@ SMOLLM2_SCALE: dict[str, Any] = {
     "grpo.micro_batch": 64,  # rows per forward/backward: bounds the update's memory, same gradient
     "eval_problems": 200,
     "device": "cuda",
+    "checkpoint_every": 25,
 }
 
 # The same experiment at a CPU budget (2 cores, float32): G = 8 rollouts as released, but 4
@@ -157,6 +160,7 @@ SMOLLM2_CPU: dict[str, Any] = {
     "grpo.micro_batch": 8,  # a float32 update of 64 rows at once took over 22 GB (OOM-killed)
     "eval_problems": 16,
     "eval_k": 4,
+    "checkpoint_every": 1,  # a step takes minutes
 }
 
 
@@ -286,6 +290,7 @@ class Experiment:
                             save_extra=arm.save_extra,
                             load_extra=arm.load_extra,
                             style=cfg.style,
+                            checkpoint_every=cfg.checkpoint_every,
                         )
                         extra = arm.summary() if arm.summary else {}
                         rec = {

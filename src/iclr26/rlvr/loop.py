@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclr26.core.checkpoint import save_checkpoint
 from iclr26.rlvr.grpo import GRPOTrainer
 from iclr26.rlvr.tasks import GENERATORS
 
@@ -30,13 +31,14 @@ def train_steps(
     save_extra: Callable[[], dict[str, Any]] | None = None,
     load_extra: Callable[[dict[str, Any]], None] | None = None,
     style: str = "scratchpad",
+    checkpoint_every: int = CHECKPOINT_EVERY,
 ) -> list[dict]:
     """Run `trainer` to `steps` updates and return one metrics dict per step.
 
     Each question's level is drawn from `train_levels`; its prompt is in `style` (`rlvr.tasks`).
     `record()` adds to each step's metrics.
     `save_extra()` / `load_extra(state)` carry a caller's own state in the checkpoint, which is
-    written every `CHECKPOINT_EVERY` steps and at the end.
+    written every `checkpoint_every` steps and at the end.
     """
     gen = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -55,8 +57,8 @@ def train_steps(
         problems = [replace(GENERATORS[task](int(lv), rng), style=style) for lv in levels]
         metrics = trainer.step(problems, gen)
         history.append({**metrics, **(record() if record else {})})
-        advance(1)
-        if trainer.step_idx % CHECKPOINT_EVERY == 0 or trainer.step_idx == steps:
+        if trainer.step_idx % checkpoint_every == 0 or trainer.step_idx == steps:
             state = {"trainer": trainer.state_dict(), "gen": gen.get_state(), "rng": rng.bit_generator.state}
-            torch.save({**state, "history": history, **(save_extra() if save_extra else {})}, checkpoint)
+            save_checkpoint(checkpoint, {**state, "history": history, **(save_extra() if save_extra else {})})
+        advance(1)  # after the checkpoint: a step reported done is a step kept
     return history

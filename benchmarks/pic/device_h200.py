@@ -2,7 +2,7 @@
 {TD3+BC, IQL, PIC, EPIC (N = 10)} × 3 seeds, for as many steps as fit the time budget.
 
     # here, once: compact data (float16, 50k-transition subsamples, peer tables) into .picdata (~40 MB)
-    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data_sac --prepare .picdata
+    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data --prepare .picdata
     # on the GPU machine (carry [".picdata"]); writes OUT/pic/pic_h200.json and OUT/pic/actors.pt
     PYTHONPATH=src python benchmarks/pic/device_h200.py --data .picdata --out $OUT/pic --budget-s 420
     # back here: unpack, evaluate every run's actor on MuJoCo, tabulate (results/pic_stacked_h200.json)

@@ -8,11 +8,15 @@ interrupted run continues from `<data dir>/<env>/checkpoint.pt` when the same co
 A run repeats bitwise from its seed, resumed or not, on CPUs with AVX2 (MKL's AVX2 path is pinned).
 The locomotion driver (`locomotion.py`) then reuses these datasets when given the same seed.
 
-    python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 Hopper-v5 --summary
+    python benchmarks/pic/generate.py HalfCheetah-v5 Walker2d-v5 Hopper-v5 --summary \
+        --data-dir runs/pic_data_sac runs/pic_data_td3 --link runs/pic_data \
+        --history benchmarks/pic/results/pic_datasets_td3_2026-12-01.json
 
 `--summary` generates nothing: it prints the README's dataset table from the manifests already in
-the data dir and saves it to `results/pic_datasets.json`, with each agent's evaluation curve, and
-draws the curves in `results/behavior_curves.png`.
+the data dirs and saves it to `results/pic_datasets.json` (per task the agent with the higher
+held-out expert return in `tasks`, the other in `other_runs`), with each agent's evaluation curve,
+and draws the curves in `results/behavior_curves.png`. `--link` points `runs/pic_data/<task>` at the
+chosen datasets, where `stacked_table.py` reads them; `--history` adds an earlier summary's curves.
 """
 
 from __future__ import annotations

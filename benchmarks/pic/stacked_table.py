@@ -4,11 +4,11 @@ seeds (`iclr26.pic.stacked`), then each run's actor evaluated on MuJoCo on the C
 
     # train (resumable: rerun the same command) and evaluate, on the CPU, at 50k steps; EPIC with
     # N = 10 costs about 15x TD3+BC per step on a CPU, so the CPU table runs it with N = 2
-    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data_sac --out runs/pic_stacked_50k \
+    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data --out runs/pic_stacked_50k \
         --tasks Hopper-v5 --epic-critics 2
     python benchmarks/pic/stacked_table.py --evaluate runs/pic_stacked_50k --tag 50k   # the README table
     # compact data for the GPU machine (float16, a seeded subsample, peer tables computed here)
-    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data_sac --prepare .picdata
+    python benchmarks/pic/stacked_table.py --data-dir runs/pic_data --prepare .picdata
 
 `--evaluate` writes `results/pic_stacked_<tag>.json` and prints the markdown table: normalized score
 (D4RL's references and ours) mean ± sd over seeds, the claim check, and run-updates/s per algorithm.
@@ -264,7 +264,12 @@ def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", type=Path, default=Path("runs/pic_data_sac"))
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("runs/pic_data"),
+        help="per task, the chosen agent's datasets (generate.py --summary --link)",
+    )
     ap.add_argument("--compact", type=Path, default=None, help="train from `--prepare`d data instead")
     ap.add_argument("--prepare", type=Path, default=None, help="write compact data here and stop")
     ap.add_argument("--transitions", type=int, default=50_000, help="--prepare: transitions per dataset")

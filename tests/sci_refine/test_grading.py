@@ -239,6 +239,9 @@ def test_parse_judge_reply_accepts_the_schema_and_names_what_breaks_it():
     assert "0-100" in parse_judge_reply(verdict(confidence=150))[1]
     assert "0-100" in parse_judge_reply(verdict(confidence="90"))[1]
     assert "0-100" in parse_judge_reply(verdict(confidence=True))[1]
+    # prose with braces of its own before the verdict: the first span that follows the schema counts
+    data, problem = parse_judge_reply("Using {the rubric}: " + verdict("no", 5) + " {done}")
+    assert problem == "" and data["correct"] == "no" and data["confidence"] == 5
 
 
 def test_judge_with_a_valid_reply_grades_in_one_call():

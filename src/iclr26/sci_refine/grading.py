@@ -26,6 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsontext import balanced_spans
 from iclr26.core.llm.base import ChatModel, LLMError, Message
 from iclr26.sci_refine.question import ANSWER_TYPES, Question
 
@@ -385,18 +386,26 @@ JUDGE_ATTEMPTS = 2  # one call, and one retry when the reply breaks the schema
 def parse_judge_reply(text: str) -> tuple[dict[str, Any] | None, str]:
     """(the reply as a dict, "") when it follows `JUDGE_SCHEMA`, else (None, what is wrong).
 
-    A ```json fence or prose around the one JSON object is tolerated; "Yes"/"NO" count as yes/no.
+    The first `{...}` span that does (`core.jsontext`: a ```json fence or prose around it is
+    tolerated) is taken; "Yes"/"NO" count as yes/no. Otherwise the first span's problem is named.
     """
     body = text.strip()
-    fenced = re.search(r"```(?:json)?\s*(\{.*\})\s*```", body, re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    elif not body.startswith("{") and "{" in body:
-        body = body[body.index("{") : body.rindex("}") + 1] if "}" in body else body
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as e:
-        return None, f"not JSON: {e.msg}"
+    problems = []
+    for candidate in balanced_spans(body) or [body]:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError as e:
+            problems.append(f"not JSON: {e.msg}")
+            continue
+        verdict, problem = _judge_fields(data)
+        if verdict is not None:
+            return verdict, ""
+        problems.append(problem)
+    return None, problems[0]
+
+
+def _judge_fields(data: Any) -> tuple[dict[str, Any] | None, str]:
+    """`data` with `correct` lower-cased and `confidence` an int when it follows `JUDGE_SCHEMA`."""
     if not isinstance(data, dict):
         return None, f"a JSON {type(data).__name__}, not an object"
     missing = [key for key in JUDGE_SCHEMA["required"] if key not in data]

@@ -5,7 +5,7 @@ For each lr: vanilla GRPO from the same seed on the scaf_grpo `paper` preset's t
 levels, at the CPU budget's size (`SMOLLM2_CPU`: 4 questions × 8 rollouts), for `--steps` updates,
 checkpointed after each; reported are the mean rollout reward over the first and the last quarter
 of the steps and held-out pass@1 per level after training. Each lr's run is resumable
-(`<out>/lr<lr>.pt`); the table goes to `results/smollm2_lr.json`.
+(`<out>/lr<lr>.pt`, its finished row `<out>/lr<lr>.json`); the table goes to `results/smollm2_lr.json`.
 
     python benchmarks/scaf_grpo/smollm2_lr.py                 # 3 lrs × 12 steps: hours on 2 busy cores
     python benchmarks/scaf_grpo/smollm2_lr.py --lrs 1e-5 --steps 2 --eval-problems 2   # minutes
@@ -51,6 +51,10 @@ def main() -> None:
     base = policy_from_config(cfg.policy, torch.device(cfg.device))
     rows = []
     for lr in args.lrs:
+        done = args.out / f"lr{lr:g}.json"  # a finished lr's row: read back, not re-evaluated
+        if done.is_file():
+            rows.append(json.loads(done.read_text()))
+            continue
         trainer = GRPOTrainer(copy.deepcopy(base), replace(cfg.grpo, lr=lr))
         history = train_steps(
             trainer,
@@ -81,6 +85,7 @@ def main() -> None:
             "history": history,
         }
         rows.append(row)
+        done.write_text(json.dumps(row) + "\n")
         print(
             f"lr {lr:g}: reward {row['reward_first_quarter']:.3f} -> {row['reward_last_quarter']:.3f}, "
             f"held-out pass@1 {held}",

@@ -152,3 +152,14 @@ def test_stacking_errors_name_the_problem():
                 run_sampler("bc", _dataset(2, obs_dim=4), 0, a.config),
             ]
         )
+
+
+@pytest.mark.parametrize("name", ["td3_bc", "epic"])
+def test_a_stack_draws_from_its_own_generators(name):
+    """Stacking copies each run's generator: drawing from the stack leaves the runs' streams alone."""
+    runs = [make_algorithm(name, 3, 2, CONFIGS[name], seed=s) for s in SEEDS]
+    before = [a.generator.get_state() for a in runs]
+    stacked = type(runs[0]).stack(runs)
+    assert all(g is not a.generator for g, a in zip(stacked.generator, runs, strict=True))
+    stacked.randn((len(runs), 4), torch.device("cpu"))
+    assert all(torch.equal(a.generator.get_state(), b) for a, b in zip(runs, before, strict=True))

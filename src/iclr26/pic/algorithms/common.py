@@ -232,6 +232,13 @@ def generator_for(device: str | torch.device, seed: int) -> torch.Generator:
     return torch.Generator(device=torch.device(device)).manual_seed(int(seed))
 
 
+def copy_generator(g: torch.Generator) -> torch.Generator:
+    """A new generator at `g`'s state: a stack's streams start where its runs' do, but are its own."""
+    out = torch.Generator(device=g.device)
+    out.set_state(g.get_state())
+    return out
+
+
 def metric(x: torch.Tensor) -> torch.Tensor:
     """A metric of an update: detached and left on its device (0-d for one run, (R,) for a stack), so
     that a GPU update never waits for the host; `train_offline` reads it at its logging steps."""
@@ -477,8 +484,11 @@ class AlgorithmBase(Checkpointable):
 
     @classmethod
     def stack_parts(cls, algos: Sequence[Self]) -> dict[str, Any]:
-        """`extra_parts` for a stack of `algos`: each run's generator, in a list (none: no generator)."""
-        return {} if algos[0].generator is None else {"generator": [a.generator for a in algos]}
+        """`extra_parts` for a stack of `algos`: a copy of each run's generator, in a list (none: no
+        generator); the runs stacked keep theirs."""
+        if algos[0].generator is None:
+            return {}
+        return {"generator": [copy_generator(a.generator) for a in algos]}
 
     @property
     def runs(self) -> int:

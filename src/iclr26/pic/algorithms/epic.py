@@ -46,6 +46,7 @@ from iclr26.pic.algorithms.common import (
     Batch,
     StateNormalization,
     StateNormalizer,
+    copy_generator,
     generator_for,
     gradient_step,
     metric,
@@ -333,7 +334,7 @@ class EPIC(AlgorithmBase):
         return {
             "log_temperature": log_temperature,
             "temperature_optimizer": torch.optim.Adam([log_temperature], lr=algos[0].config.temperature_lr),
-            "generator": [a.generator for a in algos],
+            "generator": [copy_generator(a.generator) for a in algos],
             "target_entropy": algos[0].target_entropy,
         }
 

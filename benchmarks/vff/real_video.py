@@ -43,8 +43,8 @@ from iclr26.vff.evaluate import (
     model_method,
     parse_setting,
 )
-from iclr26.vff.metrics import _farneback as flow
-from iclr26.vff.metrics import _to_uint8_luma as luma_uint8
+from iclr26.vff.metrics import metric_flow as flow
+from iclr26.vff.metrics import to_uint8_luma as luma_uint8
 from iclr26.vff.system import build, evaluation_cases, validation_score
 from iclr26.vff.train import train_model
 

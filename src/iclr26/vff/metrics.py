@@ -98,14 +98,15 @@ def ssim_y(pred: Tensor, target: Tensor, crop: int = 0) -> float:
     return float(s.mean(dim=(-2, -1)).mean())
 
 
-def _to_uint8_luma(clip: Tensor) -> np.ndarray:
+def to_uint8_luma(clip: Tensor) -> np.ndarray:
     """Luma of a clip as 8-bit images (T, H, W): round(255 Y), clipped to [0, 255]."""
     y = rgb_to_y(clip.detach().to(device="cpu", dtype=torch.float64)).numpy()
     return np.clip(np.rint(y * 255.0), 0, 255).astype(np.uint8)
 
 
-def _farneback(prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
-    """Dense Farneback flow (H, W, 2) from prev to nxt (8-bit single-channel images)."""
+def metric_flow(prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+    """Dense Farneback flow (H, W, 2) from prev to nxt (8-bit single-channel images), with the
+    metric's settings (`FARNEBACK_PARAMS`; the model's own alignment uses `rvrt.farneback_flow`)."""
     return cv2.calcOpticalFlowFarneback(prev, nxt, None, *FARNEBACK_PARAMS)
 
 
@@ -115,11 +116,11 @@ def temporal_flow_error(pred: Tensor, target: Tensor) -> float:
     _check_clips(pred, target)
     if pred.shape[0] < 2:
         raise ValueError(f"temporal_flow_error needs clips of at least 2 frames, got T = {pred.shape[0]}")
-    yp, yt = _to_uint8_luma(pred), _to_uint8_luma(target)
+    yp, yt = to_uint8_luma(pred), to_uint8_luma(target)
     errors = []
     for k in range(yp.shape[0] - 1):
-        flow_p = _farneback(yp[k], yp[k + 1])
-        flow_t = _farneback(yt[k], yt[k + 1])
+        flow_p = metric_flow(yp[k], yp[k + 1])
+        flow_t = metric_flow(yt[k], yt[k + 1])
         # tOF_k = mean_pixels ‖(u_p − u_t, v_p − v_t)‖₂
         errors.append(np.linalg.norm(flow_p.astype(np.float64) - flow_t, axis=-1).mean())
     return float(np.mean(errors))

@@ -14,18 +14,12 @@ from pathlib import Path
 
 import torch
 
+from iclr26.core.device import cpuinfo
+
 
 def provenance() -> dict:
     """Who/where/when for a results file."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpuinfo("model name") or platform.processor() or platform.machine()
     return {
         "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

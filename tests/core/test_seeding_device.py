@@ -40,3 +40,20 @@ def test_resolve_device():
 def test_resolve_device_cuda_absent_is_clear():
     with pytest.raises(RuntimeError, match="no CUDA device"):
         resolve_device("cuda")
+
+
+def test_cpuinfo_reads_a_field_of_the_first_cpu(monkeypatch, tmp_path):
+    import builtins
+
+    from iclr26.core.device import cpuinfo
+
+    fake = tmp_path / "cpuinfo"
+    fake.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: fpu avx2\n\nprocessor\t: 1\n")
+    real_open = builtins.open
+    monkeypatch.setattr(
+        builtins, "open", lambda p, *a, **k: real_open(fake if p == "/proc/cpuinfo" else p, *a, **k)
+    )
+    assert cpuinfo("model name") == "Test CPU 9000" and cpuinfo("flags") == "fpu avx2"
+    assert cpuinfo("microcode") is None
+    fake.unlink()
+    assert cpuinfo("model name") is None  # no /proc/cpuinfo: None, not an error

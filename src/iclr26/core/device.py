@@ -34,3 +34,17 @@ def resolve_device(name: str = "cpu") -> torch.device:
                 f"device={name!r}: only {torch.cuda.device_count()} CUDA device(s) are visible"
             )
     return torch.device(name)
+
+
+def cpuinfo(field: str) -> str | None:
+    """The value of `field` ("model name", "flags", ...) for the first CPU in /proc/cpuinfo; None
+    where the file or the field is missing (not Linux)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                name, sep, value = line.partition(":")
+                if sep and name.strip() == field:
+                    return value.strip()
+    except OSError:
+        pass
+    return None

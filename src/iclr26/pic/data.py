@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from iclr26.core.checkpoint import atomic_write, write_text_atomic
+from iclr26.core.device import cpuinfo
 
 ARRAY_KEYS = ("observations", "actions", "rewards", "next_observations", "terminals", "timeouts")
 _FLOAT_KEYS = ("observations", "actions", "rewards", "next_observations")
@@ -196,16 +197,8 @@ def blas_numerics() -> dict[str, str | None]:
     the AVX2 path, so a run repeats on any CPU that has AVX2 (same MKL, same thread count)."""
     import torch  # only here: the dataset format itself needs numpy alone
 
-    cpu = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": cpu or platform.processor() or None,
+        "cpu": cpuinfo("model name") or platform.processor() or None,
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "mkl_cbwr": os.environ.get("MKL_CBWR"),
     }

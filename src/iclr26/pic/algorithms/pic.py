@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from iclr26.core.config import ConfigError
+from iclr26.core.device import cpuinfo
 from iclr26.core.validation import check_in
 from iclr26.pic.algorithms.common import Batch, metric, require_peers, state_action
 from iclr26.pic.algorithms.td3_bc import TD3BC, TD3BCConfig, q_normalizer
@@ -89,14 +90,7 @@ SCORE_DTYPES = ("auto", "float32", "bfloat16")
 @functools.cache
 def cpu_flags() -> frozenset[str]:
     """The CPU feature flags from /proc/cpuinfo (empty where there is none)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+    return frozenset((cpuinfo("flags") or "").split())
 
 
 def native_bf16(device: torch.device | str) -> bool:

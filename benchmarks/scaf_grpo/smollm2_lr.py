@@ -3,9 +3,10 @@ release's lr is for a 7B model, so we tune it for 135M before the two experiment
 
 For each lr (0: the model as it is, evaluated only): vanilla GRPO from the same seed on the
 scaf_grpo `paper` preset's task and training levels, at the CPU budget's size (`SMOLLM2_CPU`: 4
-questions × 8 rollouts), for `--steps` updates, checkpointed after each; reported are the mean rollout reward over the first and the last quarter
-of the steps and held-out pass@1 per level after training. Each lr's run is resumable
-(`<out>/lr<lr>.pt`, its finished row `<out>/lr<lr>.json`); the table goes to `results/smollm2_lr.json`.
+questions × 8 rollouts), for `--steps` updates, checkpointed after each; reported are the mean
+rollout reward over the first and the last quarter of the steps and held-out pass@1 per level after
+training. Each lr's run is resumable (`<out>/lr<lr>.pt`, its finished row `<out>/lr<lr>.json`); the
+table goes to `results/smollm2_lr.json`.
 
     python benchmarks/scaf_grpo/smollm2_lr.py                 # 4 lrs × 12 steps: hours on 2 busy cores
     python benchmarks/scaf_grpo/smollm2_lr.py --lrs 1e-5 --steps 2 --eval-problems 2   # minutes

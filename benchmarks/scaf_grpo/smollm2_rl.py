@@ -3,7 +3,7 @@ natural prompts): both systems' `paper` presets, at the CPU budget of `rlvr.expe
 with `--cpu`. Each run folder (`runs/smollm2_rl/<system>`) resumes an interrupted run; the tables
 go to `benchmarks/<system>/results/<system>_paper[_cpu].json`.
 
-    python benchmarks/scaf_grpo/smollm2_rl.py --cpu                       # hours on 2 CPU cores
+    python benchmarks/scaf_grpo/smollm2_rl.py --cpu --set threads=1       # hours on 2 CPU cores
     python benchmarks/scaf_grpo/smollm2_rl.py --cpu --systems repro_reward --set rl_steps=10
     python benchmarks/scaf_grpo/smollm2_rl.py                             # the paper preset, one GPU
 """

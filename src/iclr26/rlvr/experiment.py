@@ -137,7 +137,7 @@ SMOLLM2_SCALE: dict[str, Any] = {
     "sft.steps": 0,
     "rl_steps": 500,
     "grpo.questions_per_step": 32,
-    "grpo.lr": 1e-6,
+    "grpo.lr": 2e-5,  # tuned for 135M (benchmarks/scaf_grpo/smollm2_lr.py; the release's 1e-6 is for 7B)
     "grpo.temperature": 0.7,
     "grpo.max_new_tokens": 128,
     "grpo.micro_batch": 64,  # rows per forward/backward: bounds the update's memory, same gradient

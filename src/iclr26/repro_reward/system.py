@@ -131,8 +131,12 @@ def run(cfg: ReProSystemConfig, ctx: RunContext) -> Report:
         ["policy", "level", "pass@1", "pass@1 sd", "tokens", "overthinking tokens"],
         rows,
         caption=f"{cfg.eval_problems} held-out problems per level × {cfg.eval_k} samples at temperature "
-        f"{cfg.grpo.temperature:g}; "
-        "overthinking = tokens of reasoning lines after the last column line, before A:.",
+        f"{cfg.grpo.temperature:g}; overthinking = "
+        + (
+            "tokens after the response first states its final answer, up to the last Answer line."
+            if cfg.style == "natural"
+            else "tokens of reasoning lines after the last column line, before A:."
+        ),
     )
     steps_s = [
         [m, len(h := [x for run_h in histories[m] for x in run_h]) / max(1e-9, sum(x["seconds"] for x in h))]

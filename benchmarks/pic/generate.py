@@ -213,6 +213,7 @@ def plot_curves(rows: list[dict], history: list[dict], path: Path) -> None:
 
     plt = pyplot()
     envs = list(dict.fromkeys(r["env_id"] for r in rows + history))
+    last_step = max(s for r in rows + history for s, _ in r["curve"])  # one x range for every task
     fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 3.2), squeeze=False)
     for ax, env_id in zip(axes[0], envs, strict=True):
         d4rl = None
@@ -225,7 +226,7 @@ def plot_curves(rows: list[dict], history: list[dict], path: Path) -> None:
             d4rl = r.get("d4rl_expert_return", d4rl)
         if d4rl is not None:
             ax.axhline(d4rl, ls="--", c="gray", label="D4RL expert")
-        ax.set_xlim(0, max(s for r in rows + history for s, _ in r["curve"]) / 1000 * 1.03)
+        ax.set_xlim(0, last_step / 1000 * 1.03)
         ax.set_title(env_id)
         ax.set_xlabel("env steps (k)")
         ax.set_ylabel("eval return")

@@ -214,7 +214,7 @@ def _write_datasets(
         "env_id": env_id,
         "config": cfg.identity(),
         "versions": library_versions(),
-        "numerics": blas_numerics(),
+        "numerics": common["numerics"],
         "train_seconds": run.train_seconds,
         "snapshots": [{"step": s["step"], "eval_return": s["eval_return"]} for s in snaps],
         "best_snapshot": best,

@@ -27,6 +27,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # MKL's AVX2 code path on every CPU, set before torch makes its first MKL call: unset, MKL takes the
 # widest path the CPU has and the same seed gives another run on an AVX-512 CPU than on an AVX2 one
@@ -206,15 +207,20 @@ def load_history(path: Path) -> list[dict]:
     ]  # fmt: skip
 
 
+AGENT_COLORS = {"sac": "C0", "td3": "C1"}  # one colour per behaviour agent in every panel
+
+
 def plot_curves(rows: list[dict], history: list[dict], path: Path) -> None:
-    """Per task, each behaviour agent's evaluation return over env steps (earlier runs dotted), with
-    D4RL's expert return dashed."""
+    """Per task, each behaviour agent's evaluation return over env steps (one colour per agent,
+    earlier runs dotted), the chosen agent's line thicker, D4RL's expert return dashed; one legend
+    below the panels."""
     from iclr26.core.records import pyplot, save_figure
 
     plt = pyplot()
     envs = list(dict.fromkeys(r["env_id"] for r in rows + history))
     last_step = max(s for r in rows + history for s, _ in r["curve"])  # one x range for every task
-    fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 3.6), squeeze=False)
+    legend: dict[str, Any] = {}
     for ax, env_id in zip(axes[0], envs, strict=True):
         d4rl = None
         for r in [r for r in rows + history if r["env_id"] == env_id]:
@@ -222,15 +228,22 @@ def plot_curves(rows: list[dict], history: list[dict], path: Path) -> None:
             label = r["agent"].upper() + (f" ({r['label']})" if "label" in r else "")
             label += ", best snapshot" if len(steps) == 1 else ""
             style = {"ls": ":", "marker": "o" if len(steps) == 1 else None} if "label" in r else {"ls": "-"}
-            ax.plot(np.array(steps) / 1000, returns, label=label, **style)
+            width = 2.2 if r.get("chosen") else 1.2
+            (line,) = ax.plot(
+                np.array(steps) / 1000, returns, c=AGENT_COLORS.get(r["agent"]), lw=width, **style
+            )
+            legend.setdefault(label, line)
             d4rl = r.get("d4rl_expert_return", d4rl)
         if d4rl is not None:
-            ax.axhline(d4rl, ls="--", c="gray", label="D4RL expert")
+            legend.setdefault("D4RL expert", ax.axhline(d4rl, ls="--", c="gray"))
         ax.set_xlim(0, last_step / 1000 * 1.03)
         ax.set_title(env_id)
         ax.set_xlabel("env steps (k)")
         ax.set_ylabel("eval return")
-        ax.legend(fontsize=8)
+    fig.legend(
+        legend.values(), legend.keys(), loc="lower center", ncol=len(legend), fontsize=8, frameon=False
+    )
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     save_figure(fig, path.parent, path.stem)
 
 

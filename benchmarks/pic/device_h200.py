@@ -13,9 +13,11 @@
 
 Each (task, algorithm) stack (2 datasets × 3 seeds = 6 runs) trains in its own process, all 12 at
 once: one eager stack is bound by Python's kernel launches, so the GPU serves several. A first round
-measures each stack's steps/s with all 12 running; every stack then trains the same number of steps,
-the slowest stack's rate × the rest of the budget (rounded down to 1000); a stack still running at
-the budget's end stops at its next 5% chunk and reports the steps it reached. Also measured: one stack of
+measures each stack's steps/s with all 12 running (each for at least 20 s); every stack then trains
+the same number of steps, the slowest stack's rate × the rest of the budget (rounded down to 1000); a
+stack still running 30 s before the budget's end stops at the end of its 5% chunk and reports the
+steps it reached. Each stack's actors and JSON land in OUT/pic/stacks as it finishes, so a run cut
+off still returns them (`--unpack` reads either layout). Also measured: one stack of
 48 runs (TD3+BC and PIC, 2 datasets × 24 seeds) against the SYSTEMS.md probe's 13,200 run-updates/s
 for 50 stacked runs. The GPU machine has torch but no gymnasium, MuJoCo or faiss: nothing here imports
 them there (`--check` hides them), and evaluation happens back on the CPU.
@@ -29,7 +31,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -54,6 +55,7 @@ def worker(a: argparse.Namespace) -> None:
     """One (task, algorithm) stack: `--probe` times it, otherwise it trains `--steps` steps and saves."""
     import stacked_table as st
 
+    from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
     from iclr26.pic.stacked import actor_states, stack_runs
     from iclr26.pic.train import train_offline
 
@@ -75,39 +77,37 @@ def worker(a: argparse.Namespace) -> None:
         for _ in range(a.warmup):
             stack.algorithm.update(stack.sampler.sample())
         sync()
-        t0 = time.perf_counter()
-        for _ in range(a.probe):
-            stack.algorithm.update(stack.sampler.sample())
-        sync()
-        rate = a.probe / (time.perf_counter() - t0)
+        # at least `probe` steps and `probe_s` seconds: the fast stacks keep running while the slow
+        # ones are timed, so every rate is measured with all stacks sharing the GPU
+        t0, n = time.perf_counter(), 0
+        while n < a.probe or time.perf_counter() - t0 < a.probe_s:
+            for _ in range(10):
+                stack.algorithm.update(stack.sampler.sample())
+            n += 10
+            sync()
+        rate = n / (time.perf_counter() - t0)
         result = {"task": a.task, "algorithm": a.algorithm, "runs": stack.runs, "stack_steps_per_s": rate,
                   "run_updates_per_s": rate * stack.runs}  # fmt: skip
     else:
-        # in chunks that checkpoint, so a stack that would overrun the deadline stops at a chunk's end
-        t0, done, chunk = time.perf_counter(), 0, max(1, a.steps // 20)
-        ckpt = a.result.with_suffix(".ckpt.pt")
+        # in 5% chunks (the stack's state stays in memory), so a stack that would overrun the
+        # deadline stops at the end of a chunk with what it reached
+        t0, done, chunk, history = time.perf_counter(), 0, max(1, a.steps // 20), []
         while done < a.steps:
-            done = min(a.steps, done + chunk)
-            history = train_offline(
-                stack.algorithm,
-                stack.sampler,
-                done,
-                checkpoint_path=ckpt,
-                checkpoint_every=chunk,
-                log_every=chunk,
-            )
+            n = min(chunk, a.steps - done)
+            part = train_offline(stack.algorithm, stack.sampler, n, log_every=n)
+            history += [{**row, "step": row["step"] + done} for row in part]
+            done += n
             if a.deadline and time.time() > a.deadline:
                 break
         sync()
         wall = time.perf_counter() - t0
-        torch.save(
-            {
-                "runs": stack.runs_info,
-                "actors": actor_states(stack.algorithm),
-                "config": dataclasses.asdict(stack.algorithm.config),
-            },
-            a.result.with_suffix(".pt"),
-        )
+        saved = {
+            "runs": stack.runs_info,
+            "actors": actor_states(stack.algorithm),
+            "config": dataclasses.asdict(stack.algorithm.config),
+            "data_meta": {name: d[2] for name, d in zip(st.DATASETS, data, strict=True)},
+        }
+        save_checkpoint(a.result.with_suffix(".pt"), saved)
         result = {
             "task": a.task,
             "algorithm": a.algorithm,
@@ -121,7 +121,7 @@ def worker(a: argparse.Namespace) -> None:
             "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
             "history": history,
         }
-    a.result.write_text(json.dumps(result))
+    write_text_atomic(a.result, json.dumps(result))
 
 
 # --------------------------------------------------------------------------------------- parent
@@ -143,7 +143,8 @@ def run(a: argparse.Namespace) -> dict:
 
     t_start = time.time()
     device = "cuda" if torch.cuda.is_available() and not a.check else "cpu"
-    work = Path(tempfile.mkdtemp(prefix="pic_h200_"))
+    work = a.out / "stacks"  # under OUT: what a run cut off had finished still comes back
+    work.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(HERE.parents[1] / "src"), os.environ.get("PYTHONPATH", "")]),
@@ -156,17 +157,17 @@ def run(a: argparse.Namespace) -> dict:
     def job(task: str, algo: str, result: Path, *extra: str) -> list[str]:
         return ["--worker", "--task", task, "--algorithm", algo, "--result", str(result), *common, *extra]
 
-    probe_steps, warmup = (3, 1) if a.check else (300, 50)
-    timing = ["--probe", str(probe_steps), "--warmup", str(warmup)]
+    probe_steps, probe_s, warmup = (3, 0, 1) if a.check else (100, 20, 50)
+    timing = ["--probe", str(probe_steps), "--probe-s", str(probe_s), "--warmup", str(warmup)]
     seeds = ["--seeds", str(a.seeds)]
     _spawn([job(t, alg, work / f"probe_{t}_{alg}.json", *timing, *seeds) for t, alg in stacks], env)
     probes = [json.loads((work / f"probe_{t}_{alg}.json").read_text()) for t, alg in stacks]
     # 48-run stacks, one at a time alone on the GPU, against the probe's 13,200 run-updates/s for 50 runs
     big_seeds = "2" if a.check else "24"
     for alg in ("td3_bc", "pic"):
-        _spawn([job(st.TASKS[1], alg, work / f"big_{alg}.json", *timing, "--seeds", big_seeds)], env)
+        alone = ["--probe", str(probe_steps), "--probe-s", str(min(probe_s, 5)), "--warmup", str(warmup)]
+        _spawn([job(st.TASKS[1], alg, work / f"big_{alg}.json", *alone, "--seeds", big_seeds)], env)
     big = [json.loads((work / f"big_{alg}.json").read_text()) for alg in ("td3_bc", "pic")]
-    a.out.mkdir(parents=True, exist_ok=True)  # the probes come back even if training is cut off
     (a.out / "pic_h200_probe.json").write_text(json.dumps({"probes": probes, "stacked_48": big}))
     left = a.budget_s - (time.time() - t_start) - (5 if a.check else 45)  # startup and saving
     slowest = min(p["stack_steps_per_s"] for p in probes)
@@ -175,9 +176,10 @@ def run(a: argparse.Namespace) -> dict:
     if a.max_steps:
         steps = min(steps, a.max_steps)
     print(f"probe: slowest stack {slowest:.0f} steps/s, {left:.0f} s left: {steps} steps per run", flush=True)
-    _spawn(
-        [job(t, alg, work / f"train_{t}_{alg}.json", "--steps", str(steps), *seeds) for t, alg in stacks], env
-    )
+    # stacks still running at the deadline stop at the end of their current chunk
+    stop = ["--deadline", str(t_start + a.budget_s - (0 if a.check else 30))]
+    train = ["--steps", str(steps), *seeds, *stop]
+    _spawn([job(t, alg, work / f"train_{t}_{alg}.json", *train) for t, alg in stacks], env)
     records = [json.loads((work / f"train_{t}_{alg}.json").read_text()) for t, alg in stacks]
     actors = {f"{t}_{alg}": torch.load(work / f"train_{t}_{alg}.pt", weights_only=True) for t, alg in stacks}
     metas = {f"{t}/{n}": st.load_compact(a.data, t, n)[2] for t in st.TASKS for n in st.DATASETS}
@@ -198,6 +200,8 @@ def run(a: argparse.Namespace) -> dict:
     }
     (a.out / "pic_h200.json").write_text(json.dumps(summary))
     torch.save(actors, a.out / "actors.pt")
+    for t, alg in stacks:  # now in actors.pt; the JSONs stay for a look
+        (work / f"train_{t}_{alg}.pt").unlink()
     total = sum(r["run_updates_per_s"] for r in records)
     reached = sorted({r["steps"] for r in records})
     print(f"trained {len(records)} stacks × {a.seeds * 2} runs × {reached} steps; {total:.0f} run-updates/s "
@@ -206,10 +210,21 @@ def run(a: argparse.Namespace) -> dict:
 
 
 def unpack(folder: Path, into: Path) -> None:
-    """`pic_h200.json` and `actors.pt` from the GPU run, in the layout `stacked_table.py --evaluate` reads."""
+    """`pic_h200.json` and `actors.pt` from the GPU run, in the layout `stacked_table.py --evaluate`
+    reads; from a run cut off before those were written, the stacks it finished (`stacks/`)."""
+    (into / "actors").mkdir(parents=True, exist_ok=True)
+    if not (folder / "pic_h200.json").is_file():
+        done = sorted(p for p in (folder / "stacks").glob("train_*.json") if p.with_suffix(".pt").is_file())
+        for path in done:
+            key = path.stem.removeprefix("train_")
+            (into / path.name).write_text(path.read_text())
+            (into / "actors" / f"{key}.pt").write_bytes(path.with_suffix(".pt").read_bytes())
+        print(
+            f"no pic_h200.json (the run was cut off): unpacked the {len(done)} stacks it finished into {into}"
+        )
+        return
     summary = json.loads((folder / "pic_h200.json").read_text())
     actors = torch.load(folder / "actors.pt", weights_only=True)
-    (into / "actors").mkdir(parents=True, exist_ok=True)
     for key, saved in actors.items():
         torch.save(saved, into / "actors" / f"{key}.pt")
     for rec in summary["records"]:
@@ -261,6 +276,20 @@ def check(out: Path) -> None:
     rows = st.evaluate_stacks(out / "unpacked", lambda t, n: metas[f"{t}/{n}"], episodes=1)
     md, claim = st.table(rows, [json.loads(p.read_text()) for p in (out / "unpacked").glob("train_*.json")])
     assert len(rows) == 12 * 4, len(rows)
+    # a run cut off after one stack finished: only `stacks/` came back
+    cut = out / "cut" / "stacks"
+    cut.mkdir(parents=True)
+    rec = summary["records"][0]
+    key = f"{rec['task']}_{rec['algorithm']}"
+    (cut / f"train_{key}.json").write_text(json.dumps(rec))
+    torch.save(torch.load(out / "device" / "actors.pt", weights_only=True)[key], cut / f"train_{key}.pt")
+    unpack(cut.parent, out / "cut_unpacked")
+    rows_cut = st.evaluate_stacks(
+        out / "cut_unpacked", lambda t, n: {}, episodes=1
+    )  # metadata from the actors
+    assert [r["return"] for r in rows_cut] == [
+        r["return"] for r in rows if f"{r['task']}_{r['algorithm']}" == key
+    ]
     print(md)
     print("check passed:", json.dumps({k: claim[k] for k in ("holds", "pic_over_td3_bc_throughput")}))
 
@@ -283,6 +312,7 @@ def main() -> None:
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--device", default="cpu", help=argparse.SUPPRESS)
     ap.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--probe-s", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--warmup", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)

@@ -33,6 +33,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.core import ClaimCheck
+from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
 from iclr26.core.seeding import derive_seed
 from iclr26.pic.algorithms import make_algorithm
 from iclr26.pic.algorithms.common import return_range_reward_scale
@@ -155,19 +156,19 @@ def train_stacks(
                 on_step=on_step,
             )
             rate = steps_per_second(history)
-            torch.save(
-                {
-                    "runs": stack.runs_info,
-                    "actors": actor_states(stack.algorithm),
-                    "config": dataclasses.asdict(stack.algorithm.config),
-                },
-                out / "actors" / f"{task}_{algo}.pt",
-            )
+            saved = {
+                "runs": stack.runs_info,
+                "actors": actor_states(stack.algorithm),
+                "config": dataclasses.asdict(stack.algorithm.config),
+                "data_meta": {name: d[2] for name, d in zip(DATASETS, data, strict=True)},
+            }
+            save_checkpoint(out / "actors" / f"{task}_{algo}.pt", saved)
             record = {
                 "task": task,
                 "algorithm": algo,
                 "runs": stack.runs_info,
-                "steps": steps,
+                "steps": history[-1]["step"] if history else 0,  # a checkpoint further on wins
+                "steps_requested": steps,
                 "stack_steps_per_s": rate,
                 "run_updates_per_s": rate * stack.runs,
                 "wall_s": time.time() - t0,
@@ -175,7 +176,7 @@ def train_stacks(
                 "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
                 "history": history,
             }
-            (out / f"train_{task}_{algo}.json").write_text(json.dumps(record))
+            write_text_atomic(out / f"train_{task}_{algo}.json", json.dumps(record))
             records.append(record)
             print(f"{task} {algo}: {steps} steps, {rate * stack.runs:.0f} run-updates/s", flush=True)
     return records
@@ -186,7 +187,8 @@ def train_stacks(
 
 def evaluate_stacks(out: Path, data_meta, episodes: int) -> list[dict[str, Any]]:
     """Every saved run's actor on its task (CPU MuJoCo, `episodes` episodes from the run's evaluation
-    seed), with both normalized scores. `data_meta(task, name)` gives a dataset's metadata."""
+    seed), with both normalized scores. Reference returns come from the metadata saved with the
+    actors (the data the stack trained on); `data_meta(task, name)` serves actors saved without it."""
     from iclr26.pic.evaluation import evaluate, make_env
 
     rows = []
@@ -205,7 +207,8 @@ def evaluate_stacks(out: Path, data_meta, episodes: int) -> list[dict[str, Any]]
             seed = derive_seed(info["seed"], 1, bits=32) % 2**31  # as the pic system's evaluation
             returns = evaluate(task, single.act, episodes, seed)
             name = info["dataset"].split("/", 1)[1]
-            refs = data_meta(task, name)["reference_returns"]
+            meta = saved["data_meta"][name] if "data_meta" in saved else data_meta(task, name)
+            refs = meta["reference_returns"]
             d4rl = d4rl_reference(task)
             rows.append(
                 {
@@ -240,13 +243,21 @@ def paired_check(rows: list[dict[str, Any]], method: str, baseline: str, score: 
                       float(np.mean(m)), baseline, float(np.mean(b)), margin=margin)  # fmt: skip
 
 
+def _head(algo: str, records: list[dict[str, Any]]) -> str:
+    """An algorithm's column name, with EPIC's ensemble size N as trained."""
+    sizes = {r.get("config", {}).get("num_critics") for r in records if r["algorithm"] == algo}
+    return algo + "".join(f" (N = {n})" for n in sorted(n for n in sizes if n))
+
+
 def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """The markdown table (D4RL-normalized, ours in brackets), throughput, and the claim check: PIC and
     EPIC at or above TD3+BC and IQL, each pair compared on paired runs (same task, dataset, seed) in
     both normalisations. "At or above" holds unless some pair reads "did not hold"."""
     algos = [a for a in ALGORITHMS if any(r["algorithm"] == a for r in rows)]
     cells = sorted({(r["task"], r["dataset"]) for r in rows})
-    lines = ["| task | dataset | " + " | ".join(algos) + " |", "|---|---|" + "---|" * len(algos)]
+    steps = {a: sorted({rec["steps"] for rec in records if rec["algorithm"] == a}) for a in algos}
+    heads = [_head(a, records) for a in algos]
+    lines = ["| task | dataset | " + " | ".join(heads) + " |", "|---|---|" + "---|" * len(algos)]
     means: dict[str, dict[str, list[float]]] = {s: {a: [] for a in algos} for s in SCORES}
     for task, name in cells:
         out = []
@@ -263,6 +274,8 @@ def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[st
         + " | ".join(f"**{average['d4rl_score'][a]:.1f}** ({average['our_score'][a]:.1f})" for a in algos)
         + " |"
     )
+    reached = [" / ".join(f"{n:,}" for n in steps[a]) for a in algos]
+    lines.append("| steps per run | | " + " | ".join(reached) + " |")
     rates: dict[str, list[float]] = {}
     for rec in records:
         rates.setdefault(rec["algorithm"], []).append(rec["run_updates_per_s"])
@@ -281,6 +294,7 @@ def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[st
         "pairs": [dataclasses.asdict(c) | {"verdict": c.verdict} for c in pairs],
         "holds": bool(pairs) and all(c.verdict != "did not hold" for c in pairs),
         "method_beats_baselines": bool(pairs) and all(c.verdict == "held" for c in pairs),
+        "steps_per_run": steps,  # more than one value: the stacks of an algorithm stopped at different steps
         "run_updates_per_s": throughput,
         "pic_over_td3_bc_throughput": throughput["pic"] / throughput["td3_bc"]
         if {"pic", "td3_bc"} <= set(throughput)
@@ -325,9 +339,17 @@ def main() -> None:
 
     if a.evaluate:
         records = [json.loads(p.read_text()) for p in sorted(a.evaluate.glob("train_*.json"))]
-        meta = a.evaluate / "data_meta.json"
-        metas = json.loads(meta.read_text())
-        rows = evaluate_stacks(a.evaluate, lambda t, n: metas[f"{t}/{n}"], a.episodes)
+        meta = a.evaluate / "data_meta.json"  # for actors saved without their data's metadata
+        metas = json.loads(meta.read_text()) if meta.is_file() else {}
+
+        def data_meta(task: str, name: str) -> dict[str, Any]:
+            if f"{task}/{name}" not in metas:
+                raise SystemExit(
+                    f"error: no metadata for {task}/{name}: not in the actors file nor in {meta}"
+                )
+            return metas[f"{task}/{name}"]
+
+        rows = evaluate_stacks(a.evaluate, data_meta, a.episodes)
         md, claim = table(rows, records)
         print(md)
         print(json.dumps(claim, indent=1))

@@ -26,7 +26,11 @@ def test_check_run_trains_every_stack_and_evaluates_every_run(tmp_path):
         "actors.pt",
         "pic_h200.json",
         "pic_h200_probe.json",
+        "stacks",
     ]
+    # each stack's JSON stays in `stacks/` (its actors are in actors.pt), and so does each probe's
+    assert len(list((tmp_path / "device" / "stacks").glob("train_*.json"))) == 12
+    assert not list((tmp_path / "device" / "stacks").glob("*.pt"))
     summary = json.loads((tmp_path / "device" / "pic_h200.json").read_text())
     assert summary["check"] and summary["steps_per_run"] >= 1
     assert {(r["task"], r["algorithm"]) for r in summary["records"]} == {
@@ -38,4 +42,5 @@ def test_check_run_trains_every_stack_and_evaluates_every_run(tmp_path):
     assert {r["steps"] for r in summary["records"]} == {summary["steps_per_run"]} == {4}  # --max-steps
     assert [b["runs"] for b in summary["stacked_48"]] == [4, 4]  # 2 datasets × 2 seeds in the check
     assert len(list((tmp_path / "unpacked" / "actors").glob("*.pt"))) == 12
+    assert len(list((tmp_path / "cut_unpacked" / "actors").glob("*.pt"))) == 1  # a run cut off, unpacked
     assert "check passed" in run.stdout

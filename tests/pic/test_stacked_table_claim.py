@@ -34,7 +34,11 @@ def rows(offsets: dict[str, float]) -> list[dict]:
 
 
 def records(algos):
-    return [{"algorithm": a, "run_updates_per_s": 100.0 if a == "td3_bc" else 75.0} for a in algos]
+    return [
+        {"algorithm": a, "steps": 50_000, "config": {"num_critics": 2} if a == "epic" else {},
+         "run_updates_per_s": 100.0 if a == "td3_bc" else 75.0}
+        for a in algos
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -58,4 +62,6 @@ def test_claim_check_pairs_runs_in_both_normalisations(stacked_table, offsets, h
     assert d4rl["margin"] > 0  # the jitter gives paired differences a spread
     assert claim["mean_scores_ours"]["pic"] == pytest.approx(2 * claim["mean_scores"]["pic"])
     assert claim["pic_over_td3_bc_throughput"] == pytest.approx(0.75)
-    assert md.count("\n") == 2 + 2  # header, rule, two cells, the mean row
+    assert md.count("\n") == 2 + 3  # header, rule, two cells, the mean row, the steps row
+    assert "| epic (N = 2) |" in md and "| steps per run | | 50,000 |" in md
+    assert claim["steps_per_run"] == {a: [50_000] for a in offsets}

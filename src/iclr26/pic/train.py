@@ -38,7 +38,11 @@ class _Window:
 
     def add(self, metrics: dict[str, Any]) -> None:
         for k, v in metrics.items():
-            self.sums[k] = self.sums.get(k, 0.0) + (v.detach() if torch.is_tensor(v) else float(v))
+            value = v.detach() if torch.is_tensor(v) else float(v)
+            total = self.sums.get(k, 0.0)
+            if torch.is_tensor(total) and torch.is_tensor(value):
+                total = total.to(value.device)  # a window restored from a checkpoint sits on the CPU
+            self.sums[k] = total + value
             self.counts[k] = self.counts.get(k, 0) + 1
 
     def means(self) -> dict[str, float | list[float]]:
@@ -46,6 +50,18 @@ class _Window:
 
     def state(self) -> dict[str, Any]:
         return {"sums": {k: _plain(v) for k, v in self.sums.items()}, "counts": self.counts}
+
+
+def _wait_for_device(metrics: dict[str, Any]) -> float:
+    """Wait for the queued GPU work behind `metrics` (if any is on a CUDA device); the seconds waited.
+    A CUDA update returns once its kernels are queued, so a step's own time misses their run time:
+    adding this wait where a history row is written makes the row's rate the device's."""
+    device = next((v.device for v in metrics.values() if torch.is_tensor(v) and v.is_cuda), None)
+    if device is None:
+        return 0.0
+    t0 = time.perf_counter()
+    torch.cuda.synchronize(device)
+    return time.perf_counter() - t0
 
 
 def _plain(x: Any) -> float | list[float]:
@@ -120,6 +136,9 @@ def train_offline(
 
         evaluate = eval_fn is not None and (step % eval_every == 0 or step == steps)
         if evaluate or step % log_every == 0 or step == steps:
+            waited = _wait_for_device(metrics)
+            train_time += waited
+            window.time_s += waited
             row: HistoryRow = {"step": step, **window.means(), "train_time_s": train_time}
             row["steps_per_s"] = window.steps / window.time_s if window.time_s > 0 else float("nan")
             if evaluate:

@@ -235,12 +235,10 @@ def paired_check(rows: list[dict[str, Any]], method: str, baseline: str, score: 
     have; the margin is twice the standard error of the paired differences."""
     by = {(r["task"], r["dataset"], r["seed"], r["algorithm"]): r[score] for r in rows}
     keys = sorted({k[:3] for k in by if k[3] == method} & {k[:3] for k in by if k[3] == baseline})
-    m, b = [by[(*k, method)] for k in keys], [by[(*k, baseline)] for k in keys]
-    gaps = np.subtract(m, b)
-    margin = float(2 * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else 0.0
     name = "D4RL" if score == "d4rl_score" else "ours"
-    return ClaimCheck(f"normalized score ({name}), mean over task × dataset × seed", method,
-                      float(np.mean(m)), baseline, float(np.mean(b)), margin=margin)  # fmt: skip
+    ours, theirs = [by[(*k, method)] for k in keys], [by[(*k, baseline)] for k in keys]
+    return ClaimCheck.paired(f"normalized score ({name}), mean over task × dataset × seed", method, ours,
+                             baseline, theirs)  # fmt: skip
 
 
 def _head(algo: str, records: list[dict[str, Any]]) -> str:

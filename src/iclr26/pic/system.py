@@ -176,11 +176,8 @@ def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str]
         def per_seed(a: str) -> list[float]:
             return [r["normalized"][ref] for (d, aa), recs in results.items() if aa == a for r in recs]
 
-        m, b = per_seed(method), per_seed("td3_bc")
-        gaps = np.subtract(m, b)
-        margin = float(2 * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else 0.0
-        claim = ClaimCheck(f"normalized score ({ref}), mean over datasets and seeds", method,
-                           float(np.mean(m)), "td3_bc", float(np.mean(b)), margin=margin)  # fmt: skip
+        claim = ClaimCheck.paired(f"normalized score ({ref}), mean over datasets and seeds", method,
+                                  per_seed(method), "td3_bc", per_seed("td3_bc"))  # fmt: skip
     return Report(tables=[table, speed], figures=[_curves(results, cfg, ctx)], claim_check=claim)
 
 

@@ -148,15 +148,13 @@ def run(cfg: ReProSystemConfig, ctx: RunContext) -> Report:
         m: [float(np.mean([r[str(lv)]["overthinking"] for lv in cfg.eval_levels])) for r in results[m]]
         for m in METHODS
     }
-    gaps = np.subtract(per_seed["grpo+repro"], per_seed["grpo"])
-    claim = ClaimCheck(
+    claim = ClaimCheck.paired(
         f"overthinking tokens, mean over levels {list(cfg.eval_levels)}",
         "grpo+repro",
-        float(np.mean(per_seed["grpo+repro"])),
+        per_seed["grpo+repro"],
         "grpo",
-        float(np.mean(per_seed["grpo"])),
+        per_seed["grpo"],
         higher_is_better=False,
-        margin=float(2 * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else 0.0,
     )
     return Report(tables=[table, speed], figures=[_curves(histories, ctx)], claim_check=claim)
 

@@ -139,14 +139,12 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
     per_seed = {
         m: [float(np.mean([r[str(lv)]["pass@1"] for lv in hard])) for r in results[m]] for m in METHODS
     }
-    diffs = np.subtract(per_seed["scaf_grpo"], per_seed["grpo"])
-    claim = ClaimCheck(
+    claim = ClaimCheck.paired(
         f"pass@1 on level(s) {hard} (past the cliff)",
         "scaf_grpo",
-        float(np.mean(per_seed["scaf_grpo"])),
+        per_seed["scaf_grpo"],
         "grpo",
-        float(np.mean(per_seed["grpo"])),
-        margin=float(2 * diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else 0.0,
+        per_seed["grpo"],
     )
     return Report(tables=tables, figures=figures, claim_check=claim)
 

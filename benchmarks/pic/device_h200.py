@@ -26,7 +26,6 @@ them there (`--check` hides them), and evaluation happens back on the CPU.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import subprocess
@@ -55,8 +54,8 @@ def worker(a: argparse.Namespace) -> None:
     """One (task, algorithm) stack: `--probe` times it, otherwise it trains `--steps` steps and saves."""
     import stacked_table as st
 
-    from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
-    from iclr26.pic.stacked import actor_states, stack_runs
+    from iclr26.core.checkpoint import write_text_atomic
+    from iclr26.pic.stacked import stack_runs
     from iclr26.pic.train import train_offline
 
     torch.set_num_threads(1)
@@ -101,13 +100,7 @@ def worker(a: argparse.Namespace) -> None:
                 break
         sync()
         wall = time.perf_counter() - t0
-        saved = {
-            "runs": stack.runs_info,
-            "actors": actor_states(stack.algorithm),
-            "config": dataclasses.asdict(stack.algorithm.config),
-            "data_meta": {name: d[2] for name, d in zip(st.DATASETS, data, strict=True)},
-        }
-        save_checkpoint(a.result.with_suffix(".pt"), saved)
+        st.save_actors(a.result.with_suffix(".pt"), stack, data)
         result = {
             "task": a.task,
             "algorithm": a.algorithm,
@@ -158,14 +151,17 @@ def run(a: argparse.Namespace) -> dict:
         return ["--worker", "--task", task, "--algorithm", algo, "--result", str(result), *common, *extra]
 
     probe_steps, probe_s, warmup = (3, 0, 1) if a.check else (100, 20, 50)
-    timing = ["--probe", str(probe_steps), "--probe-s", str(probe_s), "--warmup", str(warmup)]
+
+    def timing(seconds: float) -> list[str]:
+        return ["--probe", str(probe_steps), "--probe-s", str(seconds), "--warmup", str(warmup)]
+
     seeds = ["--seeds", str(a.seeds)]
-    _spawn([job(t, alg, work / f"probe_{t}_{alg}.json", *timing, *seeds) for t, alg in stacks], env)
+    _spawn([job(t, alg, work / f"probe_{t}_{alg}.json", *timing(probe_s), *seeds) for t, alg in stacks], env)
     probes = [json.loads((work / f"probe_{t}_{alg}.json").read_text()) for t, alg in stacks]
     # 48-run stacks, one at a time alone on the GPU, against the probe's 13,200 run-updates/s for 50 runs
     big_seeds = "2" if a.check else "24"
     for alg in ("td3_bc", "pic"):
-        alone = ["--probe", str(probe_steps), "--probe-s", str(min(probe_s, 5)), "--warmup", str(warmup)]
+        alone = timing(min(probe_s, 5))  # nothing to compete with: a shorter window suffices
         _spawn([job(st.TASKS[1], alg, work / f"big_{alg}.json", *alone, "--seeds", big_seeds)], env)
     big = [json.loads((work / f"big_{alg}.json").read_text()) for alg in ("td3_bc", "pic")]
     (a.out / "pic_h200_probe.json").write_text(json.dumps({"probes": probes, "stacked_48": big}))
@@ -284,12 +280,9 @@ def check(out: Path) -> None:
     (cut / f"train_{key}.json").write_text(json.dumps(rec))
     torch.save(torch.load(out / "device" / "actors.pt", weights_only=True)[key], cut / f"train_{key}.pt")
     unpack(cut.parent, out / "cut_unpacked")
-    rows_cut = st.evaluate_stacks(
-        out / "cut_unpacked", lambda t, n: {}, episodes=1
-    )  # metadata from the actors
-    assert [r["return"] for r in rows_cut] == [
-        r["return"] for r in rows if f"{r['task']}_{r['algorithm']}" == key
-    ]
+    rows_cut = st.evaluate_stacks(out / "cut_unpacked", lambda t, n: {}, episodes=1)  # meta: in the actors
+    same = [r["return"] for r in rows if f"{r['task']}_{r['algorithm']}" == key]
+    assert [r["return"] for r in rows_cut] == same
     print(md)
     print("check passed:", json.dumps({k: claim[k] for k in ("holds", "pic_over_td3_bc_throughput")}))
 

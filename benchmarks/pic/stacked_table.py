@@ -38,7 +38,7 @@ from iclr26.core.seeding import derive_seed
 from iclr26.pic.algorithms import make_algorithm
 from iclr26.pic.algorithms.common import return_range_reward_scale
 from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
-from iclr26.pic.stacked import actor_states, stack_runs
+from iclr26.pic.stacked import Stack, actor_states, stack_runs
 from iclr26.pic.train import steps_per_second, train_offline
 
 TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")
@@ -114,6 +114,20 @@ def load_full(data_dir: Path, task: str, name: str) -> tuple[OfflineDataset, np.
 # ------------------------------------------------------------------------------------------ train
 
 
+def save_actors(
+    path: Path, stack: Stack, data: list[tuple[OfflineDataset, np.ndarray, dict[str, Any]]]
+) -> None:
+    """Every run's actor with the stack's runs, config and its datasets' metadata (what `evaluate_stacks`
+    reads), written atomically. `data` is `load`'s (dataset, peers, metadata) per name in DATASETS."""
+    saved = {
+        "runs": stack.runs_info,
+        "actors": actor_states(stack.algorithm),
+        "config": dataclasses.asdict(stack.algorithm.config),
+        "data_meta": {name: d[2] for name, d in zip(DATASETS, data, strict=True)},
+    }
+    save_checkpoint(path, saved)
+
+
 def train_stacks(
     load,
     out: Path,
@@ -156,13 +170,7 @@ def train_stacks(
                 on_step=on_step,
             )
             rate = steps_per_second(history)
-            saved = {
-                "runs": stack.runs_info,
-                "actors": actor_states(stack.algorithm),
-                "config": dataclasses.asdict(stack.algorithm.config),
-                "data_meta": {name: d[2] for name, d in zip(DATASETS, data, strict=True)},
-            }
-            save_checkpoint(out / "actors" / f"{task}_{algo}.pt", saved)
+            save_actors(out / "actors" / f"{task}_{algo}.pt", stack, data)
             record = {
                 "task": task,
                 "algorithm": algo,

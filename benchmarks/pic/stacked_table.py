@@ -12,6 +12,7 @@ seeds (`iclr26.pic.stacked`), then each run's actor evaluated on MuJoCo on the C
 
 `--evaluate` writes `results/pic_stacked_<tag>.json` and prints the markdown table: normalized score
 (D4RL's references and ours) mean ± sd over seeds, the claim check, and run-updates/s per algorithm.
+Each stack is evaluated once: its rows are kept in `<out>/evaluations/` with its actors file's hash.
 The GPU run (`device_h200.py`) trains from the compact data with the same functions.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import statistics
 import sys
@@ -196,40 +198,59 @@ def train_stacks(
 def evaluate_stacks(out: Path, data_meta, episodes: int) -> list[dict[str, Any]]:
     """Every saved run's actor on its task (CPU MuJoCo, `episodes` episodes from the run's evaluation
     seed), with both normalized scores. Reference returns come from the metadata saved with the
-    actors (the data the stack trained on); `data_meta(task, name)` serves actors saved without it."""
+    actors (the data the stack trained on); `data_meta(task, name)` serves actors saved without it.
+    Each actors file's rows are kept in `out/evaluations/<stem>.json` with the file's sha256 and the
+    episode count, so a table built over several sessions evaluates each stack once (evaluation is
+    seeded: the same actors give the same rows)."""
+    rows = []
+    for path in sorted((out / "actors").glob("*.pt")):
+        cache = out / "evaluations" / f"{path.stem}.json"
+        key = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "episodes": episodes}
+        if cache.is_file() and (cached := json.loads(cache.read_text()))["key"] == key:
+            rows += cached["rows"]
+            print(f"{path.stem}: evaluated before ({cache})", flush=True)
+            continue
+        stack_rows = _evaluate_actors(path, data_meta, episodes)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(cache, json.dumps({"key": key, "rows": stack_rows}))
+        rows += stack_rows
+    return rows
+
+
+def _evaluate_actors(path: Path, data_meta, episodes: int) -> list[dict[str, Any]]:
+    """The rows of one actors file (`evaluate_stacks`)."""
     from iclr26.pic.evaluation import evaluate, make_env
 
     rows = []
-    for path in sorted((out / "actors").glob("*.pt")):
-        task, algo = path.stem.split("_", 1)
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        env = make_env(task)
-        obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
-        env.close()
-        for info, state in zip(saved["runs"], saved["actors"], strict=True):
-            single = make_algorithm(algo, obs_dim, act_dim, saved.get("config", CONFIGS.get(algo)))
-            single.actor.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("actor.")})
-            single.normalizer.load_state_dict(
-                {k[11:]: v for k, v in state.items() if k.startswith("normalizer.")}
-            )
-            seed = derive_seed(info["seed"], 1, bits=32) % 2**31  # as the pic system's evaluation
-            returns = evaluate(task, single.act, episodes, seed)
-            name = info["dataset"].split("/", 1)[1]
-            meta = saved["data_meta"][name] if "data_meta" in saved else data_meta(task, name)
-            refs = meta["reference_returns"]
-            d4rl = d4rl_reference(task)
-            rows.append(
-                {
-                    "task": task,
-                    "dataset": name,
-                    "algorithm": algo,
-                    "seed": info["seed"],
-                    "return": float(np.mean(returns)),
-                    "d4rl_score": normalized_score(returns, *d4rl) if d4rl else None,
-                    "our_score": normalized_score(returns, refs["random"], refs["expert"]),
-                }
-            )
-            print(f"{task} {name} {algo} s{info['seed']}: {rows[-1]['return']:.0f}", flush=True)
+    task, algo = path.stem.split("_", 1)
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    env = make_env(task)
+    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    env.close()
+    for info, state in zip(saved["runs"], saved["actors"], strict=True):
+        single = make_algorithm(algo, obs_dim, act_dim, saved.get("config", CONFIGS.get(algo)))
+        single.actor.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("actor.")})
+        single.normalizer.load_state_dict(
+            {k[11:]: v for k, v in state.items() if k.startswith("normalizer.")}
+        )
+        seed = derive_seed(info["seed"], 1, bits=32) % 2**31  # as the pic system's evaluation
+        returns = evaluate(task, single.act, episodes, seed)
+        name = info["dataset"].split("/", 1)[1]
+        meta = saved["data_meta"][name] if "data_meta" in saved else data_meta(task, name)
+        refs = meta["reference_returns"]
+        d4rl = d4rl_reference(task)
+        rows.append(
+            {
+                "task": task,
+                "dataset": name,
+                "algorithm": algo,
+                "seed": info["seed"],
+                "return": float(np.mean(returns)),
+                "d4rl_score": normalized_score(returns, *d4rl) if d4rl else None,
+                "our_score": normalized_score(returns, refs["random"], refs["expert"]),
+            }
+        )
+        print(f"{task} {name} {algo} s{info['seed']}: {rows[-1]['return']:.0f}", flush=True)
     return rows
 
 

@@ -65,3 +65,28 @@ def test_claim_check_pairs_runs_in_both_normalisations(stacked_table, offsets, h
     assert md.count("\n") == 2 + 3  # header, rule, two cells, the mean row, the steps row
     assert "| epic (N = 2) |" in md and "| steps per run | | 50,000 |" in md
     assert claim["steps_per_run"] == {a: [50_000] for a in offsets}
+
+
+def test_evaluations_are_kept_per_actors_file(stacked_table, tmp_path, monkeypatch):
+    """`evaluate_stacks` evaluates an actors file once; a changed file or episode count is evaluated
+    again."""
+    calls = []
+
+    def fake(path, data_meta, episodes):
+        calls.append((path.stem, episodes))
+        return [{"task": "Hopper-v5", "algorithm": path.stem, "return": float(len(path.read_bytes()))}]
+
+    monkeypatch.setattr(stacked_table, "_evaluate_actors", fake)
+    (tmp_path / "actors").mkdir()
+    for stem in ("Hopper-v5_pic", "Hopper-v5_td3_bc"):
+        (tmp_path / "actors" / f"{stem}.pt").write_bytes(b"weights")
+    first = stacked_table.evaluate_stacks(tmp_path, None, episodes=10)
+    assert stacked_table.evaluate_stacks(tmp_path, None, episodes=10) == first
+    assert calls == [("Hopper-v5_pic", 10), ("Hopper-v5_td3_bc", 10)]
+
+    (tmp_path / "actors" / "Hopper-v5_pic.pt").write_bytes(b"retrained weights")
+    again = stacked_table.evaluate_stacks(tmp_path, None, episodes=10)
+    assert calls[2:] == [("Hopper-v5_pic", 10)]
+    assert again[0]["return"] == len(b"retrained weights") and again[1] == first[1]
+    stacked_table.evaluate_stacks(tmp_path, None, episodes=3)
+    assert calls[3:] == [("Hopper-v5_pic", 3), ("Hopper-v5_td3_bc", 3)]

@@ -1,5 +1,5 @@
 """PIC/EPIC at scale on one H200: the stacked trainer on the three tasks × medium / medium-replay ×
-{TD3+BC, IQL, PIC, EPIC (N = 10)} × 3 seeds, for as many steps as fit the time budget.
+{BC, TD3+BC, IQL, PIC, EPIC (N = 10)} × 3 seeds, for as many steps as fit the time budget.
 
     # here, once: compact data (float16, 50k-transition subsamples, peer tables) into .picdata (~40 MB)
     python benchmarks/pic/stacked_table.py --data-dir runs/pic_data --prepare .picdata
@@ -11,9 +11,9 @@
     # the CPU rehearsal of every path above, with toy data of the tasks' shapes (a test runs it)
     python benchmarks/pic/device_h200.py --check --out /tmp/picgpu
 
-Each (task, algorithm) stack (2 datasets × 3 seeds = 6 runs) trains in its own process, all 12 at
+Each (task, algorithm) stack (2 datasets × 3 seeds = 6 runs) trains in its own process, all 15 at
 once: one eager stack is bound by Python's kernel launches, so the GPU serves several. A first round
-measures each stack's steps/s with all 12 running (each for at least 20 s); every stack then trains
+measures each stack's steps/s with all 15 running (each for at least 20 s); every stack then trains
 the same number of steps, the slowest stack's rate × the rest of the budget (rounded down to 1000); a
 stack still running 30 s before the budget's end stops at the end of its 5% chunk and reports the
 steps it reached. Each stack's actors and JSON land in OUT/pic/stacks as it finishes, so a run cut
@@ -266,12 +266,13 @@ def check(out: Path) -> None:
     ns = argparse.Namespace(data=data, out=out / "device", budget_s=120, seeds=2, check=True, max_steps=4,
                             config=json.dumps({"hidden": [16, 16], "batch_size": 8}))  # fmt: skip
     summary = run(ns)
-    assert summary["steps_per_run"] >= 1 and len(summary["records"]) == 12
+    n_stacks = len(st.TASKS) * len(st.ALGORITHMS)
+    assert summary["steps_per_run"] >= 1 and len(summary["records"]) == n_stacks
     unpack(out / "device", out / "unpacked")
     metas = json.loads((out / "unpacked" / "data_meta.json").read_text())
     rows = st.evaluate_stacks(out / "unpacked", lambda t, n: metas[f"{t}/{n}"], episodes=1)
     md, claim = st.table(rows, [json.loads(p.read_text()) for p in (out / "unpacked").glob("train_*.json")])
-    assert len(rows) == 12 * 4, len(rows)
+    assert len(rows) == n_stacks * 4, len(rows)  # 2 datasets × 2 seeds per stack in the check
     # a run cut off after one stack finished: only `stacks/` came back
     cut = out / "cut" / "stacks"
     cut.mkdir(parents=True)

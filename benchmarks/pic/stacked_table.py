@@ -1,6 +1,6 @@
-"""The locomotion table from stacked training: TD3+BC, IQL, PIC and EPIC (N = 10) on the three tasks ×
-medium / medium-replay, 3 seeds each, every (task, algorithm) trained as one stack of 2 datasets × 3
-seeds (`iclr26.pic.stacked`), then each run's actor evaluated on MuJoCo on the CPU.
+"""The locomotion table from stacked training: BC (a reference), TD3+BC, IQL, PIC and EPIC (N = 10) on
+the three tasks × medium / medium-replay, 3 seeds each, every (task, algorithm) trained as one stack of
+2 datasets × 3 seeds (`iclr26.pic.stacked`), then each run's actor evaluated on MuJoCo on the CPU.
 
     # train (resumable: rerun the same command) and evaluate, on the CPU, at 50k steps; EPIC with
     # N = 10 costs about 15x TD3+BC per step on a CPU, so the CPU table runs it with N = 2
@@ -45,7 +45,7 @@ from iclr26.pic.train import steps_per_second, train_offline
 
 TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")
 DATASETS = ("medium", "medium-replay")
-ALGORITHMS = ("td3_bc", "iql", "pic", "epic")
+ALGORITHMS = ("bc", "td3_bc", "iql", "pic", "epic")  # BC: a reference, not in the claim
 SEEDS = (0, 1, 2)
 CONFIGS: dict[str, dict[str, Any]] = {"epic": {"num_critics": 10}}  # the paper's widths (256) elsewhere
 ARRAYS = ("observations", "actions", "rewards", "next_observations", "terminals", "timeouts")

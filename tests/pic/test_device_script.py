@@ -29,18 +29,18 @@ def test_check_run_trains_every_stack_and_evaluates_every_run(tmp_path):
         "stacks",
     ]
     # each stack's JSON stays in `stacks/` (its actors are in actors.pt), and so does each probe's
-    assert len(list((tmp_path / "device" / "stacks").glob("train_*.json"))) == 12
+    assert len(list((tmp_path / "device" / "stacks").glob("train_*.json"))) == 15  # 3 tasks × 5 algorithms
     assert not list((tmp_path / "device" / "stacks").glob("*.pt"))
     summary = json.loads((tmp_path / "device" / "pic_h200.json").read_text())
     assert summary["check"] and summary["steps_per_run"] >= 1
     assert {(r["task"], r["algorithm"]) for r in summary["records"]} == {
         (t, a)
         for t in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")
-        for a in ("td3_bc", "iql", "pic", "epic")
+        for a in ("bc", "td3_bc", "iql", "pic", "epic")
     }
     assert all(len(r["runs"]) == 4 and r["run_updates_per_s"] > 0 for r in summary["records"])
     assert {r["steps"] for r in summary["records"]} == {summary["steps_per_run"]} == {4}  # --max-steps
     assert [b["runs"] for b in summary["stacked_48"]] == [4, 4]  # 2 datasets × 2 seeds in the check
-    assert len(list((tmp_path / "unpacked" / "actors").glob("*.pt"))) == 12
+    assert len(list((tmp_path / "unpacked" / "actors").glob("*.pt"))) == 15
     assert len(list((tmp_path / "cut_unpacked" / "actors").glob("*.pt"))) == 1  # a run cut off, unpacked
     assert "check passed" in run.stdout

@@ -279,28 +279,43 @@ def _head(algo: str, records: list[dict[str, Any]]) -> str:
 def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """The markdown table (D4RL-normalized, ours in brackets), throughput, and the claim check: PIC and
     EPIC at or above TD3+BC and IQL, each pair compared on paired runs (same task, dataset, seed) in
-    both normalisations. "At or above" holds unless some pair reads "did not hold"."""
+    both normalisations. "At or above" holds unless some pair reads "did not hold". While the table is
+    still training, a stack not yet done reads "—" and the mean row covers the cells every compared
+    method has (named in the row and in `mean_over_cells`)."""
     algos = [a for a in ALGORITHMS if any(r["algorithm"] == a for r in rows)]
     cells = sorted({(r["task"], r["dataset"]) for r in rows})
     steps = {a: sorted({rec["steps"] for rec in records if rec["algorithm"] == a}) for a in algos}
     heads = [_head(a, records) for a in algos]
     lines = ["| task | dataset | " + " | ".join(heads) + " |", "|---|---|" + "---|" * len(algos)]
-    means: dict[str, dict[str, list[float]]] = {s: {a: [] for a in algos} for s in SCORES}
+    cell_means: dict[tuple[str, str, str], dict[str, float]] = {}  # (task, dataset, algorithm) -> score
     for task, name in cells:
         out = []
         for a in algos:
             sel = [r for r in rows if (r["task"], r["dataset"], r["algorithm"]) == (task, name, a)]
+            if not sel:  # a table still training: this stack is not done
+                out.append("—")
+                continue
+            cell_means[(task, name, a)] = {s: statistics.mean(r[s] for r in sel) for s in SCORES}
             d4rl, ours = [r["d4rl_score"] for r in sel], [r["our_score"] for r in sel]
-            for s in SCORES:
-                means[s][a].append(statistics.mean(r[s] for r in sel))
             out.append(f"{_mean_sd(d4rl)} ({_mean_sd(ours)})")
         lines.append(f"| {task} | {name} | " + " | ".join(out) + " |")
-    average = {s: {a: statistics.mean(v) for a, v in m.items()} for s, m in means.items()}
+    # the mean over the cells where every compared method has runs (BC, a reference, does not decide them)
+    compared = [a for a in algos if a != "bc"] or algos
+    common = [c for c in cells if all((*c, a) in cell_means for a in compared)]
+    average = {
+        s: {a: statistics.mean(cell_means[(*c, a)][s] for c in common)
+            for a in algos if common and all((*c, a) in cell_means for c in common)}
+        for s in SCORES
+    }  # fmt: skip
     lines.append(
-        "| **mean** | | "
-        + " | ".join(f"**{average['d4rl_score'][a]:.1f}** ({average['our_score'][a]:.1f})" for a in algos)
+        f"| **mean** ({len(common)} of {len(cells)} cells) | | "
+        + " | ".join(
+            f"**{average['d4rl_score'][a]:.1f}** ({average['our_score'][a]:.1f})"
+            if a in average["d4rl_score"] else "—"
+            for a in algos
+        )
         + " |"
-    )
+    )  # fmt: skip
     reached = [" / ".join(f"{n:,}" for n in steps[a]) for a in algos]
     lines.append("| steps per run | | " + " | ".join(reached) + " |")
     rates: dict[str, list[float]] = {}
@@ -321,6 +336,7 @@ def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[st
         "pairs": [dataclasses.asdict(c) | {"verdict": c.verdict} for c in pairs],
         "holds": bool(pairs) and all(c.verdict != "did not hold" for c in pairs),
         "method_beats_baselines": bool(pairs) and all(c.verdict == "held" for c in pairs),
+        "mean_over_cells": [list(c) for c in common],
         "steps_per_run": steps,  # more than one value: the stacks of an algorithm stopped at different steps
         "run_updates_per_s": throughput,
         "pic_over_td3_bc_throughput": throughput["pic"] / throughput["td3_bc"]

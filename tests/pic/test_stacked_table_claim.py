@@ -67,6 +67,27 @@ def test_claim_check_pairs_runs_in_both_normalisations(stacked_table, offsets, h
     assert claim["steps_per_run"] == {a: [50_000] for a in offsets}
 
 
+def test_a_table_still_training_shows_missing_stacks_and_means_over_common_cells(stacked_table):
+    """A stack not yet trained reads "—"; the mean row averages the cells every compared method has
+    (BC, a reference, need not have them), and the claim check pairs only the runs both sides have."""
+    offsets = {"bc": -3.0, "td3_bc": 0.0, "iql": -1.0, "pic": 5.0}
+    all_rows = rows(offsets)
+    # medium-replay has no PIC yet, and BC only has medium-replay
+    part = [r for r in all_rows if not (r["dataset"] == "medium-replay" and r["algorithm"] == "pic")]
+    part = [r for r in part if not (r["dataset"] == "medium" and r["algorithm"] == "bc")]
+    md, claim = stacked_table.table(part, records(offsets))
+    lines = md.splitlines()
+    assert lines[0] == "| task | dataset | bc | td3_bc | iql | pic |"
+    assert lines[2].startswith("| Hopper-v5 | medium | — |") and lines[3].endswith("| — |")
+    assert lines[4].startswith("| **mean** (1 of 2 cells) | | — |")  # BC lacks the one common cell
+    assert claim["mean_over_cells"] == [["Hopper-v5", "medium"]]
+    medium = [r["d4rl_score"] for r in part if r["dataset"] == "medium" and r["algorithm"] == "pic"]
+    assert claim["mean_scores"]["pic"] == pytest.approx(sum(medium) / 3)
+    assert "bc" not in claim["mean_scores"]
+    pic_td3 = next(p for p in claim["pairs"] if (p["method"], p["baseline"]) == ("pic", "td3_bc"))
+    assert pic_td3["method_value"] == pytest.approx(sum(medium) / 3)  # the medium seeds only
+
+
 def test_evaluations_are_kept_per_actors_file(stacked_table, tmp_path, monkeypatch):
     """`evaluate_stacks` evaluates an actors file once; a changed file or episode count is evaluated
     again."""

@@ -1,6 +1,6 @@
 """Does a behaviour run repeat from its seed? Short SAC runs on Hopper-v5, each in its own process:
 
-    python benchmarks/pic/determinism.py            # 5 runs of 3,000 env steps: minutes
+    python benchmarks/pic/determinism.py            # 6 runs of 3,000 env steps: minutes
 
 - `straight` and `again`: the same command twice;
 - `resumed`: stopped at env step 1,700, rerun, continued from its checkpoint;
@@ -61,6 +61,7 @@ def child(out: Path, stop_at: int) -> dict:
             raise _Stop
 
     with torch_threads(cfg.num_threads):
+        threads = torch.get_num_threads()  # what the run used (the block restores the previous count)
         try:
             run = train_behavior("Hopper-v5", out, cfg, progress)[0]
         except _Stop:
@@ -72,7 +73,7 @@ def child(out: Path, stop_at: int) -> dict:
         "actor_sha256": digest.hexdigest()[:16],
         "numerics": blas_numerics(),
         "mkl_enable_instructions": os.environ.get("MKL_ENABLE_INSTRUCTIONS"),
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": threads,
     }
 
 

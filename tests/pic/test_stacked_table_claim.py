@@ -86,6 +86,7 @@ def test_a_table_still_training_shows_missing_stacks_and_means_over_common_cells
     assert "bc" not in claim["mean_scores"]
     pic_td3 = next(p for p in claim["pairs"] if (p["method"], p["baseline"]) == ("pic", "td3_bc"))
     assert pic_td3["method_value"] == pytest.approx(sum(medium) / 3)  # the medium seeds only
+    assert pic_td3["cells"] == [["Hopper-v5", "medium"]]
 
 
 def test_evaluations_are_kept_per_actors_file(stacked_table, tmp_path, monkeypatch):

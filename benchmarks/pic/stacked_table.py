@@ -181,7 +181,8 @@ def train_stacks(
                 "steps_requested": steps,
                 "stack_steps_per_s": rate,
                 "run_updates_per_s": rate * stack.runs,
-                "wall_s": time.time() - t0,
+                "train_time_s": history[-1]["train_time_s"] if history else 0.0,  # over every resume
+                "wall_s": time.time() - t0,  # this process only (a resumed stack's last stretch)
                 "config": CONFIGS.get(algo, {}),
                 "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
                 "history": history,
@@ -190,6 +191,16 @@ def train_stacks(
             records.append(record)
             print(f"{task} {algo}: {steps} steps, {rate * stack.runs:.0f} run-updates/s", flush=True)
     return records
+
+
+def training_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """A stack's training record without its history, with its training time over every resume
+    (`wall_s` is the last process's only)."""
+    history = record.get("history") or []
+    summary = {k: v for k, v in record.items() if k != "history"}
+    if history and "train_time_s" in history[-1]:
+        summary["train_time_s"] = history[-1]["train_time_s"]
+    return summary
 
 
 # --------------------------------------------------------------------------------------- evaluate
@@ -411,7 +422,7 @@ def main() -> None:
         print(json.dumps(claim, indent=1))
         result = {**provenance(), "steps": sorted({r["steps"] for r in records}), "episodes": a.episodes,
                   "rows": rows, "claim_check": claim, "table": md,
-                  "training": [{k: v for k, v in r.items() if k != "history"} for r in records]}  # fmt: skip
+                  "training": [training_summary(r) for r in records]}  # fmt: skip
         path = Path(__file__).parent / "results" / f"pic_stacked_{a.tag}.json"
         path.write_text(json.dumps(result, indent=1) + "\n")
         print(f"saved {path}")

@@ -7,6 +7,7 @@ the per-round ratios to TD3+BC measured in the same round.
 
     python benchmarks/pic/throughput.py [--rounds 5] [--seconds 3]
     python benchmarks/pic/throughput.py --stacked 1 6 [--rounds 3]   # the stacked trainer, R runs at once
+    python benchmarks/pic/throughput.py ... --tag xeon                   # results/throughput*_xeon.json
 
 `--stacked` times TD3+BC, IQL, PIC and EPIC (N = 10) as stacks of R runs (`iclr26.pic.stacked`, R seeds
 on random data) and reports run-updates/s (R × stack steps/s) and PIC / TD3+BC in the same round; it
@@ -98,7 +99,7 @@ def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 
 STACKED = {"td3_bc": {}, "iql": {}, "pic": {}, "epic_n10": {"num_critics": 10}}
 
 
-def stacked(sizes: list[int], rounds: int, seconds: float) -> None:
+def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> None:
     """Run-updates/s of stacks of R runs per algorithm, interleaved rounds; PIC / TD3+BC per round."""
     from iclr26.pic.data import OfflineDataset
     from iclr26.pic.peers import peer_table
@@ -146,7 +147,7 @@ def stacked(sizes: list[int], rounds: int, seconds: float) -> None:
     for row in rows:
         print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
               f"{row['ratio_to_td3_bc']:9.2f}")  # fmt: skip
-    path = Path(__file__).parent / "results" / "throughput_stacked.json"
+    path = Path(__file__).parent / "results" / f"throughput_stacked{'_' + tag if tag else ''}.json"
     setup = {"obs_dim": OBS, "act_dim": ACT, "batch": BATCH, "K": K, "hidden": [256, 256],
              "torch_threads": 1, "rounds": rounds, "seconds_per_round": seconds,
              "default_score_dtype": resolve_score_dtype("auto", "cpu")}  # fmt: skip
@@ -161,10 +162,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0, help="timed seconds per algorithm per round")
     ap.add_argument("--stacked", type=int, nargs="+", default=None, help="stack sizes R to time instead")
+    ap.add_argument("--tag", default="", help="results/throughput[_stacked]_<tag>.json (another machine)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.stacked:
-        stacked(args.stacked, args.rounds, args.seconds)
+        stacked(args.stacked, args.rounds, args.seconds, args.tag)
         return
 
     sampler = random_sampler()
@@ -202,7 +204,7 @@ def main() -> None:
         print(f"{name:24s} {sps:8.1f} {x_td3:9.2f} {edac:>7s}")
     print("max-min-Q scoring, ms per call on 2816 pairs:", {k: round(v, 1) for k, v in scoring.items()})
 
-    path = Path(__file__).parent / "results" / "throughput.json"
+    path = Path(__file__).parent / "results" / f"throughput{'_' + args.tag if args.tag else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         **provenance(),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from iclr26.core.device import cpuinfo
+from iclr26.core.device import cpu_flags, cpuinfo
 
 
 def provenance() -> dict:
@@ -25,7 +25,7 @@ def provenance() -> dict:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{cpu}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the vector path torch's CPU kernels take
-        "cpu_bf16": sorted(set((cpuinfo("flags") or "").split()) & {"avx512_bf16", "amx_bf16"}),
+        "cpu_bf16": sorted(cpu_flags() & {"avx512_bf16", "amx_bf16"}),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "torch": torch.__version__,
         "python": platform.python_version(),

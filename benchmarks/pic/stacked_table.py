@@ -181,7 +181,6 @@ def train_stacks(
                 "steps_requested": steps,
                 "stack_steps_per_s": rate,
                 "run_updates_per_s": rate * stack.runs,
-                "train_time_s": history[-1]["train_time_s"] if history else 0.0,  # over every resume
                 "wall_s": time.time() - t0,  # this process only (a resumed stack's last stretch)
                 "config": CONFIGS.get(algo, {}),
                 "score_dtype": getattr(stack.algorithm.config, "score_dtype", None),
@@ -270,24 +269,19 @@ def _mean_sd(values: list[float]) -> str:
     return f"{statistics.mean(values):.1f} ± {sd:.1f}"
 
 
-def paired_runs(rows: list[dict[str, Any]], method: str, baseline: str) -> list[tuple[str, str, int]]:
-    """The (task, dataset, seed) runs that both `method` and `baseline` have."""
-    have = {
-        a: {(r["task"], r["dataset"], r["seed"]) for r in rows if r["algorithm"] == a}
-        for a in (method, baseline)
-    }
-    return sorted(have[method] & have[baseline])
-
-
-def paired_check(rows: list[dict[str, Any]], method: str, baseline: str, score: str) -> ClaimCheck:
+def paired_check(rows: list[dict[str, Any]], method: str, baseline: str, score: str) -> dict[str, Any]:
     """`method` against `baseline` on the mean of `score` over the (task, dataset, seed) runs both
-    have; the margin is twice the standard error of the paired differences."""
+    have; the margin is twice the standard error of the paired differences. The check as a dict,
+    with its verdict and the (task, dataset) cells it covers (while training, not always the mean
+    row's)."""
     by = {(r["task"], r["dataset"], r["seed"], r["algorithm"]): r[score] for r in rows}
-    keys = paired_runs(rows, method, baseline)
+    keys = sorted({k[:3] for k in by if k[3] == method} & {k[:3] for k in by if k[3] == baseline})
     name = "D4RL" if score == "d4rl_score" else "ours"
     ours, theirs = [by[(*k, method)] for k in keys], [by[(*k, baseline)] for k in keys]
-    return ClaimCheck.paired(f"normalized score ({name}), mean over task × dataset × seed", method, ours,
-                             baseline, theirs)  # fmt: skip
+    check = ClaimCheck.paired(f"normalized score ({name}), mean over task × dataset × seed", method, ours,
+                              baseline, theirs)  # fmt: skip
+    cells = sorted({k[:2] for k in keys})
+    return dataclasses.asdict(check) | {"verdict": check.verdict, "cells": [list(c) for c in cells]}
 
 
 def _head(algo: str, records: list[dict[str, Any]]) -> str:
@@ -343,13 +337,12 @@ def table(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[st
         rates.setdefault(rec["algorithm"], []).append(rec["run_updates_per_s"])
     throughput = {a: statistics.mean(v) for a, v in rates.items()}
     pairs = [
-        dataclasses.asdict(c := paired_check(rows, m, b, s))
-        | {"verdict": c.verdict, "cells": [list(c) for c in sorted({k[:2] for k in paired_runs(rows, m, b)})]}
+        paired_check(rows, m, b, s)
         for s in SCORES
         for m in ("pic", "epic")
         for b in ("td3_bc", "iql")
         if {m, b} <= set(algos)
-    ]  # each pair over its own paired runs: while training, not always the mean row's cells
+    ]
     claim = {
         "claim": "PIC and EPIC at or above TD3+BC and IQL (paired runs, both normalisations)",
         "mean_scores": average["d4rl_score"],

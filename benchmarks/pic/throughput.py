@@ -99,6 +99,11 @@ def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 
 STACKED = {"td3_bc": {}, "iql": {}, "pic": {}, "epic_n10": {"num_critics": 10}}
 
 
+def results_path(stem: str, tag: str) -> Path:
+    """results/<stem>.json, or results/<stem>_<tag>.json for a tagged (other machine's) run."""
+    return Path(__file__).parent / "results" / f"{stem}{'_' + tag if tag else ''}.json"
+
+
 def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> None:
     """Run-updates/s of stacks of R runs per algorithm, interleaved rounds; PIC / TD3+BC per round."""
     from iclr26.pic.data import OfflineDataset
@@ -147,7 +152,7 @@ def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> Non
     for row in rows:
         print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
               f"{row['ratio_to_td3_bc']:9.2f}")  # fmt: skip
-    path = Path(__file__).parent / "results" / f"throughput_stacked{'_' + tag if tag else ''}.json"
+    path = results_path("throughput_stacked", tag)
     setup = {"obs_dim": OBS, "act_dim": ACT, "batch": BATCH, "K": K, "hidden": [256, 256],
              "torch_threads": 1, "rounds": rounds, "seconds_per_round": seconds,
              "default_score_dtype": resolve_score_dtype("auto", "cpu")}  # fmt: skip
@@ -204,7 +209,7 @@ def main() -> None:
         print(f"{name:24s} {sps:8.1f} {x_td3:9.2f} {edac:>7s}")
     print("max-min-Q scoring, ms per call on 2816 pairs:", {k: round(v, 1) for k, v in scoring.items()})
 
-    path = Path(__file__).parent / "results" / f"throughput{'_' + args.tag if args.tag else ''}.json"
+    path = results_path("throughput", args.tag)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         **provenance(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import torch
@@ -48,3 +49,9 @@ def cpuinfo(field: str) -> str | None:
     except OSError:
         pass
     return None
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags from /proc/cpuinfo (empty where there is none)."""
+    return frozenset((cpuinfo("flags") or "").split())

@@ -33,7 +33,6 @@ cost (11x the rows of a critic forward at K = 10). Scoring modes (`score_dtype`,
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,7 +40,7 @@ from typing import Any
 import torch
 
 from iclr26.core.config import ConfigError
-from iclr26.core.device import cpuinfo
+from iclr26.core.device import cpu_flags
 from iclr26.core.validation import check_in
 from iclr26.pic.algorithms.common import Batch, metric, require_peers, state_action
 from iclr26.pic.algorithms.td3_bc import TD3BC, TD3BCConfig, q_normalizer
@@ -85,12 +84,6 @@ def best_candidate(q_min: torch.Tensor, candidates: torch.Tensor) -> torch.Tenso
 
 
 SCORE_DTYPES = ("auto", "float32", "bfloat16")
-
-
-@functools.cache
-def cpu_flags() -> frozenset[str]:
-    """The CPU feature flags from /proc/cpuinfo (empty where there is none)."""
-    return frozenset((cpuinfo("flags") or "").split())
 
 
 def native_bf16(device: torch.device | str) -> bool:

@@ -30,7 +30,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 from iclr26.pic.algorithms import BatchSampler, make_algorithm
-from iclr26.pic.algorithms.pic import max_min_q_action, resolve_score_dtype
+from iclr26.pic.algorithms.pic import max_min_q_action, resolve_score_dtype, score_block_rows
 
 OBS, ACT, BATCH, K, N_DATA = 17, 6, 256, 10, 20_000
 # label -> (registry name, overrides). PIC/EPIC default: score_dtype "auto", the bf16 screen + float32
@@ -78,22 +78,53 @@ def steps_per_s(algo, sampler: BatchSampler, seconds: float) -> float:
     return done / elapsed
 
 
-def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 10) -> float:
-    """Milliseconds per max-min-Q scoring call on B·(K+1) = 2816 pairs."""
-    algo = make_algorithm(
-        "epic" if num_critics > 2 else "pic",
-        OBS,
-        ACT,
-        {"num_critics": num_critics} if num_critics > 2 else {},
-    )
+def scoring_inputs(num_critics: int, runs: int = 1) -> tuple[torch.nn.Module, ...]:
+    """A fresh critic ensemble (PIC's 2 critics, or EPIC's N), plain or a stack of `runs`, and a batch
+    of states, actions and K peer actions per run."""
+    name, cfg = ("epic", {"num_critics": num_critics}) if num_critics > 2 else ("pic", {})
+    algos = [make_algorithm(name, OBS, ACT, cfg, seed=s) for s in range(runs)]
+    critic = (type(algos[0]).stack(algos) if runs > 1 else algos[0]).critic
+    lead = (runs,) if runs > 1 else ()
     g = torch.Generator().manual_seed(0)
-    obs, act = torch.randn(BATCH, OBS, generator=g), torch.rand(BATCH, ACT, generator=g) * 2 - 1
-    peers = torch.rand(BATCH, K, ACT, generator=g) * 2 - 1
-    max_min_q_action(algo.critic, obs, act, peers, score_dtype, rerank_top)
+    obs, act = torch.randn(*lead, BATCH, OBS, generator=g), torch.rand(*lead, BATCH, ACT, generator=g) * 2 - 1
+    return critic, obs, act, torch.rand(*lead, BATCH, K, ACT, generator=g) * 2 - 1
+
+
+def scoring_ms(
+    num_critics: int,
+    score_dtype: str,
+    rerank_top: int,
+    runs: int = 1,
+    block_rows: int | None = None,
+    reps: int = 10,
+) -> float:
+    """Milliseconds per run per max-min-Q scoring call on B·(K+1) = 2816 pairs (`scoring_inputs`);
+    `block_rows`: pairs per critic call (None: the default blocks)."""
+    critic, obs, act, peers = scoring_inputs(num_critics, runs)
+    max_min_q_action(critic, obs, act, peers, score_dtype, rerank_top, block_rows)
     t0 = time.perf_counter()
     for _ in range(reps):
-        max_min_q_action(algo.critic, obs, act, peers, score_dtype, rerank_top)
-    return (time.perf_counter() - t0) / reps * 1e3
+        max_min_q_action(critic, obs, act, peers, score_dtype, rerank_top, block_rows)
+    return (time.perf_counter() - t0) / reps / runs * 1e3
+
+
+def blocks_vs_one_call(num_critics: int, runs: int, rounds: int = 3) -> dict[str, float]:
+    """The default scoring (this CPU's dtype, top-2 re-rank) in row blocks and in one call, per run,
+    interleaved; medians over `rounds`."""
+    mode = (resolve_score_dtype("auto", "cpu"), 2)
+    pairs = BATCH * (K + 1)
+    blocks, one = [], []
+    for _ in range(rounds):
+        blocks.append(scoring_ms(num_critics, *mode, runs=runs))
+        one.append(scoring_ms(num_critics, *mode, runs=runs, block_rows=pairs))
+    block_rows = score_block_rows(scoring_inputs(num_critics, runs)[0], pairs, "cpu")
+    return {
+        "critics": num_critics,
+        "runs": runs,
+        "block_rows": min(block_rows, pairs),
+        "blocks_ms_per_run": statistics.median(blocks),
+        "one_call_ms_per_run": statistics.median(one),
+    }
 
 
 STACKED = {"td3_bc": {}, "iql": {}, "pic": {}, "epic_n10": {"num_critics": 10}}
@@ -152,11 +183,13 @@ def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> Non
     for row in rows:
         print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
               f"{row['ratio_to_td3_bc']:9.2f}")  # fmt: skip
+    blocks = [blocks_vs_one_call(2, r) for r in sizes]
+    print("PIC scoring per run, row blocks vs one call (ms):", blocks)
     path = results_path("throughput_stacked", tag)
     setup = {"obs_dim": OBS, "act_dim": ACT, "batch": BATCH, "K": K, "hidden": [256, 256],
              "torch_threads": 1, "rounds": rounds, "seconds_per_round": seconds,
              "default_score_dtype": resolve_score_dtype("auto", "cpu")}  # fmt: skip
-    payload = {**provenance(), "setup": setup, "rows": rows,
+    payload = {**provenance(), "setup": setup, "rows": rows, "scoring_blocks_vs_one_call": blocks,
                "load_average_1_5_15min_at_end": list(os.getloadavg())}  # fmt: skip
     path.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"saved {path}")
@@ -202,6 +235,8 @@ def main() -> None:
             }
         )
     scoring = {f"n{n}_{label}": scoring_ms(n, *mode) for n in (2, 10) for label, mode in SCORING.items()}
+    blocks = blocks_vs_one_call(10, 1)  # a plain N = 10 screen is 28k member-rows: scored in blocks
+    print("EPIC (N = 10) scoring, row blocks vs one call (ms):", blocks)
     print(f"\n{'algorithm':24s} {'steps/s':>8s} {'x td3_bc':>9s} {'x edac':>7s}")
     for row in rows:
         edac = f"{row['ratio_to_edac_n10']:.2f}" if row["ratio_to_edac_n10"] is not None else ""
@@ -227,6 +262,7 @@ def main() -> None:
         },
         "rows": rows,
         "scoring_ms_per_call": scoring,
+        "scoring_blocks_vs_one_call": blocks,
         "load_average_1_5_15min_at_end": list(os.getloadavg()),  # the machine is shared
     }
     path.write_text(json.dumps(payload, indent=1) + "\n")

@@ -499,3 +499,24 @@ def test_auto_scoring_in_max_min_q_action_uses_the_same_rule(monkeypatch):
     exact, _ = max_min_q_action(critic, obs, acts, peers, score_dtype="float32")
     assert torch.equal(auto, exact)
     assert pic_module.resolve_score_dtype("auto", "cpu") == "float32"
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_scoring_in_row_blocks_equals_one_call(bf16):
+    # a stack's pairs are scored in blocks on the CPU (activations in cache); no score may change
+    from iclr26.pic.algorithms.pic import MIN_BLOCK_ROWS, min_q, score_block_rows
+
+    g = torch.Generator().manual_seed(3)
+    critic = EnsembleMLP.stack([EnsembleMLP(9, 1, hidden=(64, 64), ensemble=2) for _ in range(3)])
+    obs, cands = torch.randn(3, 96, 6, generator=g), torch.rand(3, 96, 11, 3, generator=g) * 2 - 1
+    one_call = min_q(critic, obs, cands, bf16=bf16, block_rows=96 * 11)
+    for rows in (MIN_BLOCK_ROWS, 300, 1000):
+        torch.testing.assert_close(min_q(critic, obs, cands, bf16=bf16, block_rows=rows), one_call)
+    acts, peers = cands[..., 0, :], cands[..., 1:, :]
+    a_one, i_one = max_min_q_action(critic, obs, acts, peers, block_rows=96 * 11)
+    a_blk, i_blk = max_min_q_action(critic, obs, acts, peers, block_rows=MIN_BLOCK_ROWS)
+    assert torch.equal(i_one, i_blk) and torch.equal(a_one, a_blk)
+    # the default: one call on a GPU; on a CPU, blocks shrink with the members a call computes
+    assert score_block_rows(critic, 2816, "cuda") == 2816
+    assert score_block_rows(EnsembleMLP(9, 1, ensemble=2), 2816, "cpu") >= 2816  # a plain PIC screen
+    assert MIN_BLOCK_ROWS <= score_block_rows(critic, 2816, "cpu") < 2816

@@ -18,8 +18,9 @@ Choices the paper leaves open, made here:
   ties go to the state's own action (index 0 of A');
 - the critics, target smoothing, delays and state normalization are TD3+BC's, unchanged.
 
-All B·(K+1) candidate pairs are scored in one batched critic call. That call is most of PIC's extra
-cost (11x the rows of a critic forward at K = 10). Scoring modes (`score_dtype`, `rerank_top`):
+All B·(K+1) candidate pairs are scored in one batched critic call (on a CPU, in row blocks once a
+stack of runs would push the activations out of cache: `score_block_rows`). That call is most of
+PIC's extra cost (11x the rows of a critic forward at K = 10). Scoring modes (`score_dtype`, `rerank_top`):
 - "auto" (default): "bfloat16" where the device computes bf16 natively (a CUDA GPU with bf16, a CPU
   with AVX512-BF16 or AMX), else "float32". Emulated bf16 is far slower than float32 (one
   max-min-Q call on 2,816 pairs: 574 ms against 13 ms on an AVX2-only EPYC). The choice is made
@@ -116,19 +117,43 @@ def check_delta(delta: float) -> None:
         raise ConfigError(f"delta must be >= 0 (a finite number), got {delta!r}")
 
 
+SCORE_BLOCK = 8192
+"""On a CPU, the most member-rows (critics × stacked runs × pairs) one scoring call computes. A plain
+PIC screen (2 critics × 2,816 pairs) is one call; a stack of 6 runs (12 members) would hold 6× the
+activations, out of cache, so its pairs are scored in blocks (`score_block_rows`)."""
+MIN_BLOCK_ROWS = 256
+"""Fewest pairs per block: blocks of >= 100 rows score bitwise as one call here (a one-row block is a
+matrix-vector product, which rounds differently); tested in tests/pic/test_algorithms.py."""
+
+
+def score_block_rows(critic: torch.nn.Module, pairs: int, device: torch.device | str) -> int:
+    """Pairs per critic call when scoring `pairs` pairs: all of them on a GPU (one launch); on a CPU,
+    at most SCORE_BLOCK member-rows per call and at least MIN_BLOCK_ROWS pairs."""
+    if torch.device(device).type != "cpu":
+        return pairs
+    members = getattr(critic, "runs", 1) * getattr(critic, "ensemble", 1)
+    return max(MIN_BLOCK_ROWS, SCORE_BLOCK // members)
+
+
 def min_q(
-    critic: EnsembleMLP, obs: torch.Tensor, candidates: torch.Tensor, bf16: bool = False
+    critic: EnsembleMLP,
+    obs: torch.Tensor,
+    candidates: torch.Tensor,
+    bf16: bool = False,
+    block_rows: int | None = None,
 ) -> torch.Tensor:
     """min_i Q_i(s, a') for every candidate: obs (B, obs), candidates (B, M, act) -> (B, M), float32, or
-    each with a leading run axis R for stacked runs.
+    each with a leading run axis R for stacked runs. The B·M pairs go through the critic in blocks of
+    `block_rows` (None: `score_block_rows`); each pair's score does not depend on its block.
 
     `critic` is any module mapping (n, obs + act) (or (R, n, obs + act)) to (E, n, 1) (or (R·E, n, 1)),
     an `EnsembleMLP` or a test double."""
     *lead, b, m, _ = candidates.shape
     pairs = state_action(obs.unsqueeze(-2), candidates).reshape(*lead, b * m, -1)  # (..., B·M, obs+act)
+    step = block_rows or score_block_rows(critic, b * m, obs.device)
     with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=bf16):
-        q = critic(pairs)
-    q = q.float().squeeze(-1).reshape(*lead, -1, b * m)  # (..., E, B·M)
+        blocks = [critic(pairs[..., i : i + step, :]).float() for i in range(0, b * m, step)]
+    q = torch.cat(blocks, dim=-2).squeeze(-1).reshape(*lead, -1, b * m)  # (..., E, B·M)
     return q.amin(-2).reshape(*lead, b, m)  # min over critics
 
 
@@ -140,6 +165,7 @@ def max_min_q_action(
     peer_actions: torch.Tensor,
     score_dtype: str = "float32",
     rerank_top: int = 0,
+    block_rows: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """a*(s) = argmax_{a' ∈ A'(s)} min_i Q_i(s, a') and the chosen index into A'(s) (own action = 0).
 
@@ -147,20 +173,21 @@ def max_min_q_action(
     with rerank_top = m >= 2 the top m of each row (bf16 ties to the lower index) are re-scored in
     float32 and the argmax is taken among those (ties again to the lowest index, i.e. the own action).
     The defaults here are the exact mode; PIC's and EPIC's configs default to bf16 with m = 2.
+    `block_rows`: pairs per critic call (None: `score_block_rows`; the choice does not change a score).
     """
     check_scoring(score_dtype, rerank_top)
     score_dtype = resolve_score_dtype(score_dtype, obs.device)
     candidates = peer_candidates(actions, peer_actions)  # (..., B, K+1, act_dim)
     k1 = candidates.shape[-2]
     bf16 = score_dtype == "bfloat16" and rerank_top < k1  # re-ranking all of them is float32 scoring
-    q_min = min_q(critic, obs, candidates, bf16=bf16)  # (..., B, K+1)
+    q_min = min_q(critic, obs, candidates, bf16=bf16, block_rows=block_rows)  # (..., B, K+1)
     if not bf16 or rerank_top == 0:
         best = q_min.argmax(dim=-1)  # first maximum on ties: the own action wins a tie
     else:
         # the m best by bf16 score, bf16 ties to the lower index (stable sort), then in index order
         top = q_min.sort(dim=-1, descending=True, stable=True).indices[..., :rerank_top].sort(dim=-1).values
         few = candidates.take_along_dim(top.unsqueeze(-1), dim=-2)  # (..., B, m, act_dim)
-        q_top = min_q(critic, obs, few)  # float32 re-score of the few
+        q_top = min_q(critic, obs, few, block_rows=block_rows)  # float32 re-score of the few
         best = top.gather(-1, q_top.argmax(dim=-1, keepdim=True)).squeeze(-1)
     return pick(candidates, best), best
 

@@ -11,7 +11,9 @@ the per-round ratios to TD3+BC measured in the same round.
 
 `--stacked` times TD3+BC, IQL, PIC and EPIC (N = 10) as stacks of R runs (`iclr26.pic.stacked`, R seeds
 on random data) and reports run-updates/s (R × stack steps/s) and PIC / TD3+BC in the same round; it
-writes results/throughput_stacked.json.
+writes results/throughput_stacked.json. Ratios come with the quartiles of their rounds: on a shared VM a
+3 s round's rate varies by ±20%, so use many short rounds (`--rounds 15 --seconds 1`). Both modes also
+time the max-min-Q screen in its CPU row blocks against one call (`score_block_rows`).
 """
 
 from __future__ import annotations
@@ -90,44 +92,53 @@ def scoring_inputs(num_critics: int, runs: int = 1) -> tuple[torch.nn.Module, ..
     return critic, obs, act, torch.rand(*lead, BATCH, K, ACT, generator=g) * 2 - 1
 
 
-def scoring_ms(
-    num_critics: int,
-    score_dtype: str,
-    rerank_top: int,
-    runs: int = 1,
-    block_rows: int | None = None,
-    reps: int = 10,
+def time_scoring(
+    inputs: tuple[torch.nn.Module, ...], score_dtype: str, rerank_top: int, block_rows: int | None, reps: int
 ) -> float:
-    """Milliseconds per run per max-min-Q scoring call on B·(K+1) = 2816 pairs (`scoring_inputs`);
-    `block_rows`: pairs per critic call (None: the default blocks)."""
-    critic, obs, act, peers = scoring_inputs(num_critics, runs)
-    max_min_q_action(critic, obs, act, peers, score_dtype, rerank_top, block_rows)
+    """Milliseconds per run per max-min-Q call on `inputs` (`scoring_inputs`), mean over `reps` calls."""
+    critic, obs, act, peers = inputs
+    runs = obs.shape[0] if obs.dim() == 3 else 1
     t0 = time.perf_counter()
     for _ in range(reps):
         max_min_q_action(critic, obs, act, peers, score_dtype, rerank_top, block_rows)
     return (time.perf_counter() - t0) / reps / runs * 1e3
 
 
-def blocks_vs_one_call(num_critics: int, runs: int, rounds: int = 3) -> dict[str, float]:
-    """The default scoring (this CPU's dtype, top-2 re-rank) in row blocks and in one call, per run,
-    interleaved; medians over `rounds`."""
+def scoring_ms(num_critics: int, score_dtype: str, rerank_top: int, reps: int = 10) -> float:
+    """Milliseconds per max-min-Q scoring call on B·(K+1) = 2816 pairs, one run, default blocks."""
+    inputs = scoring_inputs(num_critics)
+    time_scoring(inputs, score_dtype, rerank_top, None, 1)  # warm-up
+    return time_scoring(inputs, score_dtype, rerank_top, None, reps)
+
+
+def blocks_vs_one_call(num_critics: int, runs: int, rounds: int = 15, reps: int = 3) -> dict[str, float]:
+    """The default scoring (this CPU's dtype, top-2 re-rank) in its row blocks and in one call, ms per
+    run, interleaved in `rounds`; medians, and the median per-round ratio (blocks / one call)."""
     mode = (resolve_score_dtype("auto", "cpu"), 2)
     pairs = BATCH * (K + 1)
+    inputs = scoring_inputs(num_critics, runs)
     blocks, one = [], []
     for _ in range(rounds):
-        blocks.append(scoring_ms(num_critics, *mode, runs=runs))
-        one.append(scoring_ms(num_critics, *mode, runs=runs, block_rows=pairs))
-    block_rows = score_block_rows(scoring_inputs(num_critics, runs)[0], pairs, "cpu")
+        blocks.append(time_scoring(inputs, *mode, None, reps))
+        one.append(time_scoring(inputs, *mode, pairs, reps))
     return {
         "critics": num_critics,
         "runs": runs,
-        "block_rows": min(block_rows, pairs),
+        "block_rows": min(score_block_rows(inputs[0], pairs, "cpu"), pairs),
         "blocks_ms_per_run": statistics.median(blocks),
         "one_call_ms_per_run": statistics.median(one),
+        "blocks_over_one_call": statistics.median(b / o for b, o in zip(blocks, one, strict=True)),
     }
 
 
 STACKED = {"td3_bc": {}, "iql": {}, "pic": {}, "epic_n10": {"num_critics": 10}}
+
+
+def round_ratios(rates: list[float], base: list[float]) -> dict[str, float]:
+    """The median and quartiles of per-round ratios rates / base (the rounds' spread is the noise)."""
+    ratios = [a / b for a, b in zip(rates, base, strict=True)]
+    q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+    return {"median": statistics.median(ratios), "q1": q1, "q3": q3}
 
 
 def results_path(stem: str, tag: str) -> Path:
@@ -172,9 +183,8 @@ def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> Non
             "runs": r,
             "run_updates_per_s_median": statistics.median(rates[(label, r)]),
             "run_updates_per_s_rounds": rates[(label, r)],
-            "ratio_to_td3_bc": statistics.median(
-                a / b for a, b in zip(rates[(label, r)], rates[("td3_bc", r)], strict=True)
-            ),
+            "ratio_to_td3_bc": round_ratios(rates[(label, r)], rates[("td3_bc", r)])["median"],
+            "ratio_to_td3_bc_quartiles": round_ratios(rates[(label, r)], rates[("td3_bc", r)]),
         }
         for label in STACKED
         for r in sizes
@@ -183,8 +193,8 @@ def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> Non
     for row in rows:
         print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
               f"{row['ratio_to_td3_bc']:9.2f}")  # fmt: skip
-    blocks = [blocks_vs_one_call(2, r) for r in sizes]
-    print("PIC scoring per run, row blocks vs one call (ms):", blocks)
+    blocks = [blocks_vs_one_call(n, r) for n in (2, 10) for r in sizes]
+    print("scoring per run, row blocks vs one call:", blocks)
     path = results_path("throughput_stacked", tag)
     setup = {"obs_dim": OBS, "act_dim": ACT, "batch": BATCH, "K": K, "hidden": [256, 256],
              "torch_threads": 1, "rounds": rounds, "seconds_per_round": seconds,
@@ -219,7 +229,7 @@ def main() -> None:
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in per_round.items()), flush=True)
 
     def ratio(label: str, base: str) -> float:
-        return statistics.median(a / b for a, b in zip(per_round[label], per_round[base], strict=True))
+        return round_ratios(per_round[label], per_round[base])["median"]
 
     rows = []
     for label, (name, ov) in VARIANTS.items():
@@ -231,6 +241,7 @@ def main() -> None:
                 "steps_per_s_median": statistics.median(per_round[label]),
                 "steps_per_s_rounds": per_round[label],
                 "ratio_to_td3_bc": ratio(label, "td3_bc"),
+                "ratio_to_td3_bc_quartiles": round_ratios(per_round[label], per_round["td3_bc"]),
                 "ratio_to_edac_n10": ratio(label, "edac_n10") if name in ("epic", "edac") else None,
             }
         )

@@ -177,18 +177,20 @@ def stacked(sizes: list[int], rounds: int, seconds: float, tag: str = "") -> Non
         print(
             f"round {i + 1}: " + ", ".join(f"{k[0]}×{k[1]} {v[-1]:.0f}" for k, v in rates.items()), flush=True
         )
-    rows = [
-        {
-            "algorithm": label,
-            "runs": r,
-            "run_updates_per_s_median": statistics.median(rates[(label, r)]),
-            "run_updates_per_s_rounds": rates[(label, r)],
-            "ratio_to_td3_bc": round_ratios(rates[(label, r)], rates[("td3_bc", r)])["median"],
-            "ratio_to_td3_bc_quartiles": round_ratios(rates[(label, r)], rates[("td3_bc", r)]),
-        }
-        for label in STACKED
-        for r in sizes
-    ]
+    rows = []
+    for label in STACKED:
+        for r in sizes:
+            vs_td3 = round_ratios(rates[(label, r)], rates[("td3_bc", r)])
+            rows.append(
+                {
+                    "algorithm": label,
+                    "runs": r,
+                    "run_updates_per_s_median": statistics.median(rates[(label, r)]),
+                    "run_updates_per_s_rounds": rates[(label, r)],
+                    "ratio_to_td3_bc": vs_td3["median"],
+                    "ratio_to_td3_bc_quartiles": vs_td3,
+                }
+            )
     print(f"\n{'algorithm':10s} {'runs':>4s} {'run-updates/s':>14s} {'x td3_bc':>9s}")
     for row in rows:
         print(f"{row['algorithm']:10s} {row['runs']:4d} {row['run_updates_per_s_median']:14.1f} "
@@ -228,11 +230,10 @@ def main() -> None:
             per_round[label].append(steps_per_s(algo, sampler, args.seconds))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in per_round.items()), flush=True)
 
-    def ratio(label: str, base: str) -> float:
-        return round_ratios(per_round[label], per_round[base])["median"]
-
     rows = []
     for label, (name, ov) in VARIANTS.items():
+        vs_td3 = round_ratios(per_round[label], per_round["td3_bc"])
+        vs_edac = round_ratios(per_round[label], per_round["edac_n10"]) if name in ("epic", "edac") else None
         rows.append(
             {
                 "algorithm": label,
@@ -240,9 +241,9 @@ def main() -> None:
                 "overrides": ov,
                 "steps_per_s_median": statistics.median(per_round[label]),
                 "steps_per_s_rounds": per_round[label],
-                "ratio_to_td3_bc": ratio(label, "td3_bc"),
-                "ratio_to_td3_bc_quartiles": round_ratios(per_round[label], per_round["td3_bc"]),
-                "ratio_to_edac_n10": ratio(label, "edac_n10") if name in ("epic", "edac") else None,
+                "ratio_to_td3_bc": vs_td3["median"],
+                "ratio_to_td3_bc_quartiles": vs_td3,
+                "ratio_to_edac_n10": vs_edac["median"] if vs_edac else None,
             }
         )
     scoring = {f"n{n}_{label}": scoring_ms(n, *mode) for n in (2, 10) for label, mode in SCORING.items()}

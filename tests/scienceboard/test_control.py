@@ -4,12 +4,11 @@ paths outside the task folder are refused with a JSON error."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
 from tests.scienceboard.test_apps import DESKTOP
+from tests.waiting import wait_until
 
 
 @pytest.mark.debian(*DESKTOP, "kalgebra")
@@ -23,14 +22,14 @@ def test_endpoints_drive_a_real_app_and_refuse_bad_requests(tmp_path):
         httpx.Client(timeout=60) as http,
     ):
         assert http.post(f"{url}/setup/launch", json={"app": "kalgebra"}).json()["status"] == "success"
-        time.sleep(2)
+        # launch answers once the app's tree is readable: no wait here
         assert "page tab\tCalculator" in http.get(f"{url}/accessibility").json()["AT"]
         wid = desk.display.main_window("KAlgebra")
         desk.display.move_window(wid, 0, 0)
         code = "pyautogui.click(320, 450)\npyautogui.write('zz := 7*6')\npyautogui.press('enter')"
         assert http.post(f"{url}/execute", json={"code": code}).json() == {"status": "success"}
-        time.sleep(1)
-        assert "table cell\tzz" in http.get(f"{url}/accessibility").json()["AT"]
+        tree = lambda: http.get(f"{url}/accessibility").json()["AT"]  # noqa: E731
+        wait_until(lambda: "table cell\tzz" in tree(), 30, "the variable zz in KAlgebra's tree")
         shot = http.get(f"{url}/screenshot")
         assert shot.headers["content-type"] == "image/png" and shot.content.startswith(b"\x89PNG")
         assert http.post(f"{url}/file", json={"path": "/home/user/a.txt", "content": "hi"}).status_code == 200

@@ -5,7 +5,6 @@ document it saves, and closing the desktop leaves no app running."""
 from __future__ import annotations
 
 import subprocess
-import time
 
 import pytest
 
@@ -13,6 +12,7 @@ from iclr26.agents import InvalidAction
 from iclr26.scienceboard.checks import LocalProbe, evaluate
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.task import parse_task
+from tests.waiting import wait_until
 
 PACKAGES = ("xvfb", "xdotool", "dbus", "at-spi2-core", "python3-pyatspi", "openbox", "texstudio")
 
@@ -33,13 +33,13 @@ def test_texstudio_on_the_desktop_tree_typing_and_teardown(tmp_path):
     with Desktop() as desk:
         desk.launch(["texstudio", "--no-session", str(doc / "main.tex")], home=tmp_path / "home")
         desk.wait_for_window("TeXstudio", timeout_s=60)
-        time.sleep(2)
+        desk.wait_for_app("TeXstudio", holding="main.tex")
         tree = desk.a11y_tree(max_chars=4000)
         assert tree.startswith("role\tname\ttext") and "page tab\tmain.tex" in tree
         assert len(desk.a11y_tree(max_chars=300)) <= 300 + len("\n[...]")
         block = "pyautogui.click(600, 250)\npyautogui.hotkey('ctrl', 'end')\npyautogui.write(' % 18.02')\n"
         perform(parse_pyautogui(block + "pyautogui.hotkey('ctrl', 's')"), desk.display, pause_s=0.3)
-        time.sleep(1)
+        wait_until(lambda: "% 18.02" in (doc / "main.tex").read_text(), 30, "TeXstudio saving main.tex")
         with pytest.raises(InvalidAction, match="click failed"):
             perform(parse_pyautogui("pyautogui.click(5000, 10)"), desk.display)  # off the screen
         image = desk.display.screenshot()

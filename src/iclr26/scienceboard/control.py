@@ -93,6 +93,7 @@ class ControlServer:
         home = self.root / ".home" / app
         self.launched.append(self.desktop.launch(list(LAUNCH[app]), home=home))
         self.desktop.wait_for_window(WINDOW[app], timeout_s=60)
+        self.desktop.wait_for_app(WINDOW[app], timeout_s=60)  # started = its tree is readable
         return {"status": "success", "app": app}
 
     def read_file(self, path: str) -> bytes:

@@ -74,6 +74,23 @@ KEPT_ROLES = frozenset(
 """The roles a linearised tree keeps (others are layout containers without content of their own)."""
 
 
+SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={folder}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+"""The desktop's session bus: a socket in the desktop's private folder and no service folders, so no
+name is ever activated on demand (see `Desktop._start_accessibility`)."""
+
+
 class DesktopError(UserError):
     """The desktop or an app on it failed to start; the message names which and why."""
 
@@ -135,14 +152,17 @@ class Desktop:
         self.close()
 
     def start(self) -> Desktop:
-        """Start Xvfb, the session bus, the accessibility bus (enabled) and openbox."""
+        """Start Xvfb, the session bus, the accessibility bus (enabled, its registry answering) and
+        openbox."""
         require("xvfb", "openbox", "dbus", "at-spi2-core", "python3-pyatspi")
         self.display = VirtualDisplay(self.width, self.height).start()
         try:
             self._runtime = tempfile.TemporaryDirectory(prefix="sb-xdg-")
             os.chmod(self._runtime.name, 0o700)
+            config = Path(self._runtime.name) / "session.conf"
+            config.write_text(SESSION_BUS_CONFIG.format(folder=self._runtime.name), encoding="utf-8")
             self._dbus = subprocess.Popen(
-                ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
             )  # fmt: skip
             assert self._dbus.stdout is not None
@@ -157,31 +177,66 @@ class Desktop:
                 "NO_AT_BRIDGE": "0",
                 "QTWEBENGINE_DISABLE_SANDBOX": "1",  # KAlgebra's web view; Chromium's sandbox refuses root
             }
-            self.display.launch(["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], env=self.env)
-            self._enable_accessibility()
+            launcher = self.display.launch(
+                ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], env=self.env
+            )
+            self._start_accessibility(launcher)
             self.display.launch(["openbox"], env=self.env)
         except BaseException:
             self.close()
             raise
         return self
 
-    def _enable_accessibility(self) -> None:
-        """Set org.a11y.Status.IsEnabled on the bus (Qt apps register only then); waits for the bus."""
-        cmd = [
-            "dbus-send", "--session", "--print-reply", "--dest=org.a11y.Bus", "/org/a11y/bus",
-            "org.freedesktop.DBus.Properties.Set", "string:org.a11y.Status", "string:IsEnabled",
-            "variant:boolean:true",
-        ]  # fmt: skip
+    def _dbus_send(self, *args: str, bus: str = "--session") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["dbus-send", bus, "--print-reply", *args],
+            env={**os.environ, **self.env}, capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+
+    def _start_accessibility(self, launcher: subprocess.Popen[Any]) -> None:
+        """Wait until our launcher owns org.a11y.Bus, switch accessibility on, and wait until the
+        registry answers on the accessibility bus, all before any app starts.
+
+        Why in this order (the empty trees of a fresh machine, issue 56): with Debian's session bus
+        config, a call to org.a11y.Bus sent before our launcher had claimed the name made dbus-daemon
+        *activate a second launcher* (/usr/share/dbus-1/services/org.a11y.Bus.service) without
+        DISPLAY or XDG_RUNTIME_DIR; ours then lost the name and exited, the accessibility bus moved
+        to ~/.cache/at-spi/bus, and the app never registered there, so every tree read came back
+        empty. On a warm machine the launcher won the race; with cold caches it lost 6 times in 11
+        KAlgebra starts here (caches dropped before each). Our session bus has no service folders
+        (`SESSION_BUS_CONFIG`), so nothing is activated behind our back, and each step below waits
+        on its condition, not on time."""
         deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            done = subprocess.run(
-                cmd, env={**os.environ, **self.env}, capture_output=True, text=True, check=False
-            )
-            if done.returncode == 0:
-                return
+        has_owner = ("--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                     "org.freedesktop.DBus.NameHasOwner", "string:org.a11y.Bus")  # fmt: skip
+        while "boolean true" not in (done := self._dbus_send(*has_owner)).stdout:
+            if launcher.poll() is not None or time.monotonic() > deadline:
+                why = "exited" if launcher.poll() is not None else f"took over {self.start_timeout_s:g} s"
+                raise DesktopError(
+                    f"the accessibility bus (at-spi2-core's at-spi-bus-launcher) did not start: it {why}"
+                    f"{'; ' + done.stderr.strip()[-200:] if done.stderr.strip() else ''}"
+                )
+            time.sleep(0.05)
+        enable = ("--dest=org.a11y.Bus", "/org/a11y/bus", "org.freedesktop.DBus.Properties.Set",
+                  "string:org.a11y.Status", "string:IsEnabled", "variant:boolean:true")  # fmt: skip
+        get_address = ("--dest=org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus.GetAddress")
+        for call in (enable, get_address):
+            done = self._dbus_send(*call)
+            if done.returncode != 0:
+                raise DesktopError(f"the accessibility bus refused {call[2]}: {done.stderr.strip()[-200:]}")
+        a11y_bus = done.stdout.split('"')[1] if done.stdout.count('"') >= 2 else ""
+        if not a11y_bus:
+            raise DesktopError(f"the accessibility bus gave no address: {done.stdout.strip()[-200:]}")
+        self.env["AT_SPI_BUS_ADDRESS"] = a11y_bus  # the reader and every app use this bus, and no other
+        ping = ("--dest=org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root",
+                "org.freedesktop.DBus.Peer.Ping")  # fmt: skip
+        while (done := self._dbus_send(*ping, bus=f"--bus={a11y_bus}")).returncode != 0:
             if time.monotonic() > deadline:
-                raise DesktopError(f"the accessibility bus did not come up: {done.stderr.strip()[-200:]}")
-            time.sleep(0.2)
+                raise DesktopError(
+                    f"the accessibility registry (at-spi2-registryd) did not answer in "
+                    f"{self.start_timeout_s:g} s: {done.stderr.strip()[-200:]}"
+                )
+            time.sleep(0.1)
 
     def launch(
         self, argv: Sequence[str], *, home: str | Path, log: str | Path | None = None
@@ -213,6 +268,26 @@ class Desktop:
             return self.display.wait_for_window(name, timeout=timeout_s, map_unmapped=True)
         except TimeoutError:
             raise DesktopError(f"no window titled like {name!r} appeared in {timeout_s:g} s") from None
+
+    def wait_for_app(self, name: str, *, holding: str = "", timeout_s: float = 60.0) -> None:
+        """Wait until app `name` (its accessible name, any case) has registered on the accessibility bus
+        with a top-level window showing and, when `holding` is given, a node of it names or holds that
+        text (a document the app was asked to open). Raises DesktopError naming what never came: the
+        app counts as started only when its state is readable."""
+        deadline = time.monotonic() + timeout_s
+        want = name.lower()
+        while True:
+            nodes = [n for n in self.nodes() if n.app.lower() == want]
+            if any(n.depth == 1 and "showing" in n.states for n in nodes) and (
+                not holding or any(holding in n.name or holding in n.text for n in nodes)
+            ):
+                return
+            if time.monotonic() > deadline:
+                seen = "no node" if not nodes else f"{len(nodes)} nodes, none showing {holding!r}"
+                raise DesktopError(
+                    f"{name}'s accessibility tree was not readable {timeout_s:g} s after launch ({seen})"
+                )
+            time.sleep(0.2)
 
     def nodes(self, *, timeout_s: float = 30.0, max_nodes: int = 5000) -> list[Node]:
         """Every node of every registered app (read by the system Python's pyatspi)."""

@@ -209,6 +209,9 @@ class ScienceBoardEnv:
             main = screen.main_window(WINDOW[self.app], timeout=60)  # not a helper window
             if self.app in PLACED:
                 screen.move_window(main, 0, 0)
+            if self.app != "grass":  # xterm has no accessibility tree; the shell's prompt was waited for
+                opened = Path(files[-1]).name if files and self.app == "texstudio" else ""
+                self.desktop.wait_for_app(WINDOW[self.app], holding=opened, timeout_s=60)
             if self.app == "pymol":
                 from iclr26.scienceboard.probes import PymolSession
 

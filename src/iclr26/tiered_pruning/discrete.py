@@ -18,6 +18,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -288,21 +289,32 @@ class DiscreteSEM:
         """Number of states of v."""
         return self._cards[v]
 
-    def _product(self, skip: Iterable[Node] = ()) -> Factor:
-        """Π_{v ∉ skip} P(v | pa_v) over all nodes (nodes in `skip` stay as free arguments)."""
-        skip = set(skip)
+    def _product_marginal(self, keep: Sequence[Node], skip: Iterable[Node] = ()) -> Factor:
+        """Σ over the nodes not in `keep` of Π_{v ∉ skip} P(v | pa_v), a Factor over `keep` in that
+        order (nodes in `skip` stay free arguments, each a factor of ones). Summed by variable
+        elimination (`np.einsum` with a contraction path), never as the full joint over every node."""
+        skip, keep = set(skip), tuple(keep)
         order = tuple(self.dag.nodes)
-        arr = np.ones([self._cards[v] for v in order])
+        if len(order) > 52:  # einsum's index limit: the full joint, as a product of aligned CPTs
+            arr = np.ones([self._cards[v] for v in order])
+            for v in order:
+                if v not in skip:
+                    arr = arr * self.cpts[v].aligned(order)
+            return Factor(order, arr).marginal(keep)
+        index = {v: i for i, v in enumerate(order)}
+        operands: list[Any] = []
         for v in order:
-            if v not in skip:
-                arr = arr * self.cpts[v].aligned(order)
-        return Factor(order, arr)
+            if v in skip:
+                operands += [np.ones(self._cards[v]), [index[v]]]
+            else:
+                f = self.cpts[v]
+                operands += [f.values, [index[u] for u in f.variables]]
+        return Factor(keep, np.einsum(*operands, [index[v] for v in keep], optimize=True))
 
     def observational(self, latents: Iterable[Node] = ()) -> JointTable:
         """The joint distribution of the non-latent nodes."""
         lat = set(latents)
-        full = self._product()
-        return JointTable(full.marginal([v for v in self.dag.nodes if v not in lat]))
+        return JointTable(self._product_marginal([v for v in self.dag.nodes if v not in lat]))
 
     def interventional(
         self, outcomes: Iterable[Node], treatments: Iterable[Node] = (), conditions: Iterable[Node] = ()
@@ -322,8 +334,7 @@ class DiscreteSEM:
                 "must be disjoint"
             )
         # Π_{v ∉ X} P(v | pa_v) with x as free arguments: P(v \ x | do(x)) (Eq. 3.10 of Pearl 2009)
-        trunc = self._product(skip=xs)
-        joint = trunc.marginal(ys + xs + zs)  # P(y, z | do(x)) as a function of (y, x, z)
+        joint = self._product_marginal(ys + xs + zs, skip=xs)  # P(y, z | do(x)) as a function of (y, x, z)
         den = joint.sum_out(ys)
         with np.errstate(invalid="ignore", divide="ignore"):
             vals = joint.values / den.aligned(joint.variables)

@@ -65,3 +65,20 @@ def test_one_label_is_refused(scored) -> None:
     few[0] = 1
     with pytest.raises(UserError, match="at least 2 sentences of each label"):
         D.fold_indices(few, 5)
+
+
+def test_auc_equals_sklearns_roc_auc_with_ties_and_any_labels() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from iclr26.slt_reliability.detectors import auc
+
+    rng = np.random.default_rng(0)
+    for n in (2, 7, 60, 500):
+        y = rng.integers(0, 2, n)
+        y[:2] = (0, 1)
+        for score in (rng.normal(size=n), rng.integers(0, 4, n).astype(float)):  # continuous, heavily tied
+            assert auc(y, score) == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+            assert auc(np.where(y == 1, 5, -3), score) == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+    assert np.isnan(auc(np.ones(5), np.arange(5.0)))
+    with pytest.raises(ValueError, match="finite"):
+        auc(np.array([0, 1]), np.array([0.0, np.nan]))

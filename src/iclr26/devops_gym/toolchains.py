@@ -2,16 +2,19 @@
 
 - **Maven** runs offline (`mvn -o`) against a local repository that holds the plugins and test
   libraries the suite's poms name (JUnit Jupiter 5.10.2, Surefire 3.2.5, ...). It is
-  `$ICLR26_MAVEN_REPO`, else `~/.m2/repository`. A root caller's sandbox runs as `nobody`, who
-  cannot enter `/root`, so the repository is mirrored once, as hard links (no copy of the jars),
-  under `/var/tmp`, world-readable; sandboxed builds read it and never write it.
+  `$ICLR26_MAVEN_REPO`, else `$HOME/.m2/repository`, else the account's own (`source_repository`).
+  A root caller's sandbox runs as `nobody`, who cannot enter `/root`, so the repository is mirrored
+  once, as hard links (no copy of the jars), under `/var/tmp`, world-readable; sandboxed builds read
+  it and never write it.
 - **Go** (Debian's golang-go, standard library only) builds with `GOPROXY=off` and its caches in
   the sandbox's private `/tmp`, so nothing is fetched and no task sees another's build cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import shutil
 import subprocess
 from functools import cache
@@ -34,16 +37,26 @@ PLUGIN_VERSIONS: dict[str, str] = {
 
 
 def source_repository() -> Path:
-    """The local Maven repository the suite builds against."""
+    """The local Maven repository the suite builds against: `$ICLR26_MAVEN_REPO`, else the first of
+    `$HOME/.m2/repository` and the account's own `~/.m2/repository` (its home in the passwd database,
+    for a run whose HOME is a fresh or temporary folder) that holds junit-jupiter."""
     given = os.environ.get(MAVEN_REPO_ENV)
-    repo = Path(given) if given else Path.home() / ".m2" / "repository"
-    probe = repo / "org" / "junit" / "jupiter" / "junit-jupiter" / JUNIT_VERSION
-    if not probe.is_dir():
-        raise UserError(
-            f"the local Maven repository {repo} lacks junit-jupiter {JUNIT_VERSION}: the Java tasks build "
-            f"offline (mvn -o); point {MAVEN_REPO_ENV} at a repository that has it"
-        )
-    return repo
+    if given:
+        candidates = [Path(given)]
+    else:
+        candidates = [Path.home() / ".m2" / "repository"]
+        with contextlib.suppress(KeyError):  # a uid without a passwd entry
+            own = Path(pwd.getpwuid(os.geteuid()).pw_dir) / ".m2" / "repository"
+            if own not in candidates:
+                candidates.append(own)
+    for repo in candidates:
+        if (repo / "org" / "junit" / "jupiter" / "junit-jupiter" / JUNIT_VERSION).is_dir():
+            return repo
+    raise UserError(
+        f"no local Maven repository with junit-jupiter {JUNIT_VERSION} (looked in "
+        f"{', '.join(map(str, candidates))}): the Java tasks build offline (mvn -o); point "
+        f"{MAVEN_REPO_ENV} at a repository that has it"
+    )
 
 
 @cache

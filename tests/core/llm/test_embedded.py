@@ -46,7 +46,10 @@ def test_json_schema_output_parses(smollm2):
         "additionalProperties": False,
     }
     msgs = [{"role": "user", "content": "Give one fruit and how many you have, as JSON."}]
-    for c in smollm2.chat(msgs, n=3, temperature=0.8, max_tokens=64, json_schema=schema, seed=0):
+    # a bounded string: sampled at 0.8, an unbounded one can run past max_tokens (an emoji loop) and stop
+    # unterminated, whatever the grammar; the grammar, not luck, must make every reply parse
+    schema["properties"]["fruit"]["maxLength"] = 16
+    for c in smollm2.chat(msgs, n=3, temperature=0.8, max_tokens=160, json_schema=schema, seed=0):
         jsonschema.validate(c.json(), schema)
 
 

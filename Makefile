@@ -32,8 +32,11 @@ deps: install
 demo: deps
 	$(BIN)/iclr26 demo
 
+# Two pytest-xdist workers (TEST_JOBS=1 runs serially); whole modules go to a worker, so a module's
+# fixtures are built once.
+TEST_JOBS ?= 2
 test: deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder)
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks

@@ -54,3 +54,27 @@ def test_texstudio_on_the_desktop_tree_typing_and_teardown(tmp_path):
     assert evaluate(task, LocalProbe(tmp_path / "root"), "DONE")[0]
     if not before:
         assert not _running("texstudio")  # the desktop's close stopped it
+
+
+@pytest.mark.debian("xvfb", "xdotool", "dbus", "at-spi2-core", "python3-pyatspi", "openbox", "xterm")
+def test_the_session_bus_activates_nothing_and_an_app_without_a_tree_did_not_start(tmp_path):
+    """The empty trees of a fresh machine: a second at-spi-bus-launcher, activated by the session bus,
+    took org.a11y.Bus from ours. Our session bus can activate no name, the registry answers before any
+    app starts, and an app whose tree never becomes readable is refused by name, not found empty."""
+    import os
+
+    from iclr26.scienceboard.desktop import Desktop, DesktopError
+
+    with Desktop() as desk:
+        names = subprocess.run(
+            ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+             "/org/freedesktop/DBus", "org.freedesktop.DBus.ListActivatableNames"],
+            env={**os.environ, **desk.env}, capture_output=True, text=True, check=True, timeout=30,
+        ).stdout  # fmt: skip
+        assert "org.a11y.Bus" not in names and "org.freedesktop.DBus" in names
+        assert desk.env["AT_SPI_BUS_ADDRESS"].startswith("unix:path=" + desk.env["XDG_RUNTIME_DIR"])
+        assert desk.nodes() == []  # the registry answers, with no app yet
+        desk.launch(["xterm", "-T", "plain"], home=tmp_path / "home")  # xterm has no accessibility tree
+        desk.wait_for_window("plain", timeout_s=30)
+        with pytest.raises(DesktopError, match=r"^xterm's accessibility tree was not readable 1 s after"):
+            desk.wait_for_app("xterm", timeout_s=1)

@@ -18,8 +18,8 @@ def test_endpoints_drive_a_real_app_and_refuse_bad_requests(tmp_path):
 
     with (
         Desktop() as desk,
-        ControlServer(desk, tmp_path, pause_s=0.2) as url,
-        httpx.Client(timeout=60) as http,
+        (server := ControlServer(desk, tmp_path, pause_s=0.2)) as url,
+        httpx.Client(timeout=60, headers=server.headers) as http,
     ):
         assert http.post(f"{url}/setup/launch", json={"app": "kalgebra"}).json()["status"] == "success"
         # launch answers once the app's tree is readable: no wait here
@@ -47,3 +47,36 @@ def test_endpoints_drive_a_real_app_and_refuse_bad_requests(tmp_path):
             assert r.status_code == 400 and r.json()["error"], why
         assert http.get(f"{url}/file", params={"path": "/home/user/none"}).status_code == 404
         assert http.get(f"{url}/nothing").status_code == 404
+
+
+def test_only_the_harness_drives_it_and_bad_lengths_are_refused(tmp_path):
+    """Issue 57, item 4: no token, a wrong token, a foreign Origin or Host, and a negative or malformed
+    Content-Length are each refused before any endpoint runs; the token's own requests work."""
+    import socket
+
+    from iclr26.scienceboard.control import ControlServer
+    from iclr26.scienceboard.desktop import Desktop
+
+    server = ControlServer(Desktop(), tmp_path)  # the file endpoints need no running desktop
+    with server as url, httpx.Client(timeout=10) as http:
+        body = {"path": "/home/user/a.txt", "content": "hi"}
+        assert http.post(f"{url}/file", json=body).status_code == 401
+        assert (
+            http.post(f"{url}/file", json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        )
+        evil = {**server.headers, "Origin": "http://evil.example"}
+        assert http.post(f"{url}/file", json=body, headers=evil).status_code == 403
+        rebound = {**server.headers, "Host": "attacker.example"}
+        assert (
+            http.get(f"{url}/file", params={"path": "/home/user/a.txt"}, headers=rebound).status_code == 403
+        )
+        assert not (tmp_path / "home/user/a.txt").exists()
+        assert http.post(f"{url}/file", json=body, headers=server.headers).status_code == 200
+        port = int(url.rsplit(":", 1)[1])
+        for length in ("-1", "1e3", "abc"):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                conn.sendall(
+                    f"POST /file HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {server.token}"
+                    f"\r\nContent-Length: {length}\r\n\r\n{{}}".encode()
+                )
+                assert conn.recv(200).startswith(b"HTTP/1.0 400"), length  # answered, not left reading

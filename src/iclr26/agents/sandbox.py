@@ -354,11 +354,13 @@ class Sandbox:
         argv: Sequence[str],
         *,
         binds: Mapping[str | os.PathLike[str], str] | None = None,
+        ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
         new_session: bool = True,
     ) -> list[str]:
         """The host argv that runs `argv` inside this sandbox with its rlimits (no timeout: the caller's).
 
-        `binds` maps extra host directories to (writable) paths inside; only with isolation.
+        `binds` maps extra host directories to (writable) paths inside, `ro_binds` to read-only ones;
+        only with isolation.
         `new_session=False` keeps the caller's terminal as the controlling tty (for a tmux pane).
         """
         argv = list(argv)
@@ -370,7 +372,7 @@ class Sandbox:
             prefix = [self._setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
             prefix += ["--no-new-privs", "--"]
         if self._bwrap is None:
-            if binds:
+            if binds or ro_binds:
                 raise ValueError("binds need isolation; this Sandbox has isolate=False")
             return [*prefix, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
         tmpfs = str(self.limits.tmpfs_bytes)
@@ -381,10 +383,12 @@ class Sandbox:
         box += ["--remount-ro", "/dev", "--proc", "/proc"]
         box += ["--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
         box += ["--bind", workdir, workdir]
-        for host, inside in (binds or {}).items():
+        mounts = [("--bind", b) for b in (binds or {}).items()]
+        mounts += [("--ro-bind", b) for b in (ro_binds or {}).items()]
+        for flag, (host, inside) in mounts:
             if not isinstance(inside, str) or not inside.startswith("/"):
                 raise ValueError(f"binds values must be absolute paths inside the sandbox, got {inside!r}")
-            box += ["--bind", str(Path(host).resolve()), inside]
+            box += [flag, str(Path(host).resolve()), inside]
         box += ["--chdir", workdir, "--"]
         return [*prefix, *box, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
 

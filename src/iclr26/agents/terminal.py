@@ -13,8 +13,12 @@ running, so the caller can `interrupt()` (C-c) and go on using the session.
 see `iclr26.agents.sandbox`), keeping the pane as its controlling terminal so C-c works. The
 sandboxed shell cannot reach the tmux server (its socket is in a private 0700 directory outside
 the sandbox; giving it the socket would let it run commands outside through tmux), so there
-`run` appends `; echo $? > <dir>/<n>` instead, a directory bind-mounted into the sandbox's
-private /tmp, and polls that file. Per-command CPU and memory limits then apply to every process
+`run` writes the command to a script in a folder the shell can read but not change (host-owned,
+mounted read-only), sources it, appends `; echo $? > <dir>/<n>` (a folder the shell may write,
+bound into its private /tmp) and polls that file. The host never writes into the shell's folder,
+and reads its status files without following links, only regular files, at most 64 bytes: a link,
+FIFO or directory planted there cannot make the host write, read elsewhere or hang.
+Per-command CPU and memory limits then apply to every process
 the shell starts; the wall-clock per command is `run`'s timeout (Sandbox.limits.timeout_s and the
 episode budget govern `Sandbox.run` only).
 
@@ -35,6 +39,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -50,6 +55,8 @@ from iclr26.core.validation import check_int
 DEFAULT_SHELL: tuple[str, ...] = ("bash", "--noprofile", "--norc", "-i")
 _SESSION = "main"  # the one session on our private server
 _DONE_INSIDE = "/tmp/.iclr26-terminal"  # where a sandboxed shell writes its completion files
+_SCRIPTS_INSIDE = "/tmp/.iclr26-terminal-commands"  # where it reads the commands `run` gives it (read-only)
+_STATUS_BYTES = 64  # the most of a status file the host reads
 _READY_S = 5.0  # how long `start` waits for the shell's first output (its prompt)
 _TMUX_TIMEOUT_S = 10.0  # for tmux client commands other than `wait-for`
 
@@ -123,6 +130,7 @@ class TerminalSession:
         self.name = f"iclr26-{secrets.token_hex(4)}"
         self._dir: Path | None = None  # private 0700 directory: the socket and the config
         self._done: Path | None = None  # a sandboxed shell's completion files, owned by the sandbox uid
+        self._scripts: Path | None = None  # the commands `run` gives it: ours, read-only to it
         self._pane_pid: int | None = None
         self._runs = 0
 
@@ -181,11 +189,15 @@ class TerminalSession:
             if self.sandbox is not None:
                 # The sandbox uid cannot enter self._dir (0700): its completion files go elsewhere.
                 self._done = done = Path(tempfile.mkdtemp(prefix="iclr26-terminal-done-"))
+                self._scripts = scripts = Path(tempfile.mkdtemp(prefix="iclr26-terminal-commands-"))
+                os.chmod(scripts, 0o755)  # readable by the sandbox uid, writable by us only
                 if os.geteuid() == 0:
                     os.chown(done, self.sandbox.uid, self.sandbox.gid)
                 if self.sandbox.isolated:
                     binds = {**self.binds, done: _DONE_INSIDE}
-                    argv = self.sandbox.command_line(argv, binds=binds, new_session=False)
+                    argv = self.sandbox.command_line(
+                        argv, binds=binds, ro_binds={scripts: _SCRIPTS_INSIDE}, new_session=False
+                    )
                 else:
                     argv = self.sandbox.command_line(argv, new_session=False)
             size = ["-x", str(self.width), "-y", str(self.height)]
@@ -209,9 +221,10 @@ class TerminalSession:
                 _kill_session(self._pane_pid)
         finally:
             shutil.rmtree(self._dir, ignore_errors=True)
-            if self._done is not None:
-                shutil.rmtree(self._done, ignore_errors=True)
-            self._dir = self._done = None
+            for folder in (self._done, self._scripts):  # rmtree removes links, never follows them
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+            self._dir = self._done = self._scripts = None
             self._pane_pid = None
 
     def __enter__(self) -> TerminalSession:
@@ -284,18 +297,18 @@ class TerminalSession:
             except subprocess.TimeoutExpired:
                 raise TerminalTimeout(self._timeout_message(command, timeout_s)) from None
         else:
-            assert self._done is not None
-            inside = self._done_inside()
+            assert self._done is not None and self._scripts is not None
             marker = self._done / str(self._runs)
             # the command is sourced from a file: the shell keeps its state (cd, variables, jobs),
             # and a syntax error (an unclosed quote, a block of comments) returns status 2 instead of
             # leaving the shell waiting for more input
-            script = self._done / f"cmd-{self._runs}.sh"
-            script.write_text(body + "\n")
-            self.send_keys(f". {inside}/{script.name}; echo $? > {inside}/{self._runs}", literal=True)
+            name = f"cmd-{self._runs}.sh"
+            _write_new(self._scripts / name, body + "\n")
+            scripts = _SCRIPTS_INSIDE if self.sandbox.isolated else str(self._scripts)
+            self.send_keys(f". {scripts}/{name}; echo $? > {self._done_inside()}/{self._runs}", literal=True)
             deadline = time.monotonic() + timeout_s
             self.last_status = None
-            while not marker.exists():
+            while not os.path.lexists(marker):  # whatever is there: `_read_status` checks what
                 if time.monotonic() >= deadline:
                     raise TerminalTimeout(self._timeout_message(command, timeout_s))
                 time.sleep(0.01)
@@ -383,10 +396,27 @@ class TerminalSession:
         return done
 
 
+def _write_new(path: Path, text: str) -> None:
+    """Create `path` (never there before, never through a link) with `text`, readable by all."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _read_status(marker: Path) -> int | None:
-    """The exit status a sandboxed shell wrote (None: not yet written out, or not a number)."""
+    """The exit status a sandboxed shell wrote (None: not yet written out, not a number, or not a
+    regular file: the shell's folder is the agent's, so a link, FIFO or directory may be there)."""
     for _ in range(50):  # the file exists before `echo` has written to it
-        text = marker.read_text().strip()
+        try:
+            fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # a link (ELOOP), or gone
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            text = os.read(fd, _STATUS_BYTES).decode("ascii", errors="replace").strip()
+        finally:
+            os.close(fd)
         if text:
             return int(text) if text.isdigit() else None
         time.sleep(0.01)

@@ -190,9 +190,13 @@ def load_record(path: Path | str) -> RunRecord:
     if not path.exists():
         raise FileNotFoundError(f"no {RESULTS_FILE} at {path}: is this a run folder?")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 text: {e}") from e
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} is not valid JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not an iclr26 results file (a JSON {type(data).__name__}, not an object)")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version {version!r}, this iclr26 reads {SCHEMA_VERSION}")
@@ -214,7 +218,7 @@ def load_record(path: Path | str) -> RunRecord:
             notes=list(rep.get("notes", [])),
         )
         return RunRecord(report=report, **data)
-    except (KeyError, TypeError) as e:
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ValueError(f"{path}: not an iclr26 results file ({e})") from e
 
 

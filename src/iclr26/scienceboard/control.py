@@ -12,13 +12,21 @@ Paths are task paths, mapped under the task's root (`checks.under_root`), so a r
 leave it. Every error is a JSON {"error": ...} with status 400 (bad request) or 404 (no such
 file or endpoint).
 
-    with Desktop() as desk, ControlServer(desk, root) as url:
-        httpx.post(f"{url}/execute", json={"code": "pyautogui.click(100, 200)"})
+Nobody but the harness drives it (issue 57): every request must carry the server's per-run token
+(`Authorization: Bearer <token>`, else 401), name the server itself as its Host, and carry no
+Origin of another site (else 403: a web page the agent opens cannot reach it, nor can a DNS
+rebinding); a body must declare a length between 0 and MAX_BODY bytes (else 400).
+
+    server = ControlServer(desk, root)
+    with Desktop() as desk, server as url:
+        httpx.post(f"{url}/execute", json={"code": "pyautogui.click(100, 200)"}, headers=server.headers)
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BytesIO
@@ -42,7 +50,13 @@ class ControlServer:
         self.desktop, self.root = desktop, Path(root)
         self.pause_s, self.a11y_chars = pause_s, a11y_chars
         self.launched: list[Any] = []  # the apps started through /setup/launch
+        self.token = secrets.token_urlsafe(24)  # what every request must present
         self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The header a client sends with every request."""
+        return {"Authorization": f"Bearer {self.token}"}
 
     def __enter__(self) -> str:
         handler = type("Handler", (_Handler,), {"control": self})
@@ -133,8 +147,24 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, value: Any) -> None:
         self._send(status, json.dumps(value).encode())
 
+    def _refused(self) -> tuple[int, str] | None:
+        """Why this request may not drive the desktop (status, reason), or None."""
+        given = self.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.control.token}".encode()):
+            return 401, "a request needs the server's token (Authorization: Bearer <token>)"
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return 403, "the Host header must name this server (127.0.0.1)"
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+            return 403, f"requests from another origin ({origin[:100]}) are refused"
+        return None
+
     def _body(self) -> dict[str, Any]:
-        size = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.isdigit():  # a negative or malformed length would read to the end of the stream
+            raise ValueError(f"Content-Length must be a whole number of bytes, got {declared[:20]!r}")
+        size = int(declared)
         if size > MAX_BODY:
             raise ValueError(f"the request body is over {MAX_BODY} bytes")
         try:
@@ -158,6 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(status, payload)
 
     def do_GET(self) -> None:
+        if refused := self._refused():
+            return self._json(refused[0], {"error": refused[1]})
         url = urlparse(self.path)
         c = self.control
         if url.path == "/screenshot":
@@ -170,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(404, {"error": f"no endpoint GET {url.path}"})
 
     def do_POST(self) -> None:
+        if refused := self._refused():
+            return self._json(refused[0], {"error": refused[1]})
         url = urlparse(self.path)
         c = self.control
         routes = {"/execute": c.execute, "/setup/launch": c.launch, "/file": c.write_file}

@@ -61,6 +61,16 @@ class _Scripted(JSONHandler):
         body = self.read_json()
         type(self).bodies.append(body)
         status = type(self).script.pop(0) if type(self).script else 200
+        if status == 0:  # drop the connection without an answer
+            self.close_connection = True
+            return
+        if status == -1:  # a 200 whose body is cut off mid-JSON
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "9")
+            self.end_headers()
+            self.wfile.write(b'{"choices')
+            return
         payload = (
             _ok(1 if type(self).one_choice else body.get("n", 1))
             if status == 200
@@ -89,6 +99,20 @@ def test_gives_up_after_max_retries(scripted):
     _Scripted.script = [503] * 5
     with pytest.raises(LLMError, match="HTTP 503 after 3 tries"):
         OpenAIChatModel(url, max_retries=2, backoff=0.01).chat(Q)
+
+
+def test_a_dropped_connection_is_retried_and_then_an_llm_error(scripted):
+    """Issue 57, item 14: a server that hangs up, or answers a cut-off body, ends in an LLMError (the
+    episode's stop reason), never a raw httpx exception that ends the whole suite."""
+    _, url = scripted
+    _Scripted.script = [0, 0]
+    assert OpenAIChatModel(url, backoff=0.01).chat(Q)[0].text == "hi 0" and len(_Scripted.bodies) == 3
+    _Scripted.script = [0] * 5
+    with pytest.raises(LLMError, match=r"connection failed 3 times \(RemoteProtocolError"):
+        OpenAIChatModel(url, max_retries=2, backoff=0.01).chat(Q)
+    _Scripted.script = [-1]
+    with pytest.raises(LLMError, match="not JSON"):
+        OpenAIChatModel(url, backoff=0.01).chat(Q)
 
 
 def test_client_error_is_not_retried(scripted):

@@ -29,8 +29,9 @@ def _chat_url(base_url: str) -> str:
 class OpenAIChatModel(OpenAIWireModel):
     """Chat completions from an OpenAI-compatible server, with retries and timeouts.
 
-    Retries on 408/409/429/5xx and on timeouts, with exponential backoff (honouring
-    `Retry-After`); a refused connection fails at once with `LLMConnectionError`. Servers that
+    Retries on 408/409/429/5xx, timeouts and dropped connections, with exponential backoff
+    (honouring `Retry-After`); a refused connection fails at once with `LLMConnectionError`, and
+    every other transport or parse failure is an `LLMError` (an episode records it as its stop). Servers that
     ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests. Images are
     sent as they are (the server decides; pass `supports_images=False` for a text-only server
     to get the refusal here). At most `max_concurrency` requests are in flight at once, however
@@ -104,6 +105,14 @@ class OpenAIChatModel(OpenAIWireModel):
             except httpx.TimeoutException as e:
                 if last:
                     raise LLMError(f"{self.url}: timed out after {attempt + 1} tries") from e
+                time.sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            except httpx.TransportError as e:  # a dropped connection, a read or write that broke off
+                if last:
+                    raise LLMError(
+                        f"{self.url}: the connection failed {attempt + 1} times ({type(e).__name__}: {e})"
+                    ) from e
                 time.sleep(delay)
                 delay = min(delay * 2, self.max_backoff)
                 continue

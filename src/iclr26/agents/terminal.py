@@ -304,7 +304,7 @@ class TerminalSession:
             # leaving the shell waiting for more input
             name = f"cmd-{self._runs}.sh"
             _write_new(self._scripts / name, body + "\n")
-            scripts = _SCRIPTS_INSIDE if self.sandbox.isolated else str(self._scripts)
+            scripts = self._inside(self._scripts, _SCRIPTS_INSIDE)
             self.send_keys(f". {scripts}/{name}; echo $? > {self._done_inside()}/{self._runs}", literal=True)
             deadline = time.monotonic() + timeout_s
             self.last_status = None
@@ -335,8 +335,13 @@ class TerminalSession:
 
     def _done_inside(self) -> str:
         """The completion-file folder as the sandboxed shell sees it (bound, or the host path)."""
+        assert self._done is not None
+        return self._inside(self._done, _DONE_INSIDE)
+
+    def _inside(self, host: Path, mount: str) -> str:
+        """A folder of ours as the sandboxed shell sees it: at `mount` when isolated, else `host`."""
         assert self.sandbox is not None
-        return _DONE_INSIDE if self.sandbox.isolated else str(self._done)
+        return mount if self.sandbox.isolated else str(host)
 
     def capture(self, *, history: bool = False) -> str:
         """The visible pane as text, or with `history` the whole scrollback plus the pane."""

@@ -17,8 +17,7 @@ Nobody but the harness drives it (issue 57): every request must carry the server
 Origin of another site (else 403: a web page the agent opens cannot reach it, nor can a DNS
 rebinding); a body must declare a length between 0 and MAX_BODY bytes (else 400).
 
-    server = ControlServer(desk, root)
-    with Desktop() as desk, server as url:
+    with Desktop() as desk, (server := ControlServer(desk, root)) as url:
         httpx.post(f"{url}/execute", json={"code": "pyautogui.click(100, 200)"}, headers=server.headers)
 """
 
@@ -153,10 +152,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not hmac.compare_digest(given.encode(), f"Bearer {self.control.token}".encode()):
             return 401, "a request needs the server's token (Authorization: Bearer <token>)"
         port = self.server.server_address[1]
-        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+        hosts = (f"127.0.0.1:{port}", f"localhost:{port}")
+        if self.headers.get("Host", "") not in hosts:
             return 403, "the Host header must name this server (127.0.0.1)"
         origin = self.headers.get("Origin")
-        if origin is not None and origin not in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+        if origin is not None and origin not in tuple(f"http://{h}" for h in hosts):
             return 403, f"requests from another origin ({origin[:100]}) are refused"
         return None
 

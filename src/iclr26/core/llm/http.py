@@ -31,8 +31,8 @@ class OpenAIChatModel(OpenAIWireModel):
 
     Retries on 408/409/429/5xx, timeouts and dropped connections, with exponential backoff
     (honouring `Retry-After`); a refused connection fails at once with `LLMConnectionError`, and
-    every other transport or parse failure is an `LLMError` (an episode records it as its stop). Servers that
-    ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests. Images are
+    every other transport or parse failure is an `LLMError` (an episode records it as its stop).
+    Servers that ignore `n` (Ollama, some llama.cpp builds) are topped up with further requests. Images are
     sent as they are (the server decides; pass `supports_images=False` for a text-only server
     to get the refusal here). At most `max_concurrency` requests are in flight at once, however
     many threads call (`iclr26.core.llm.chat_many` runs a bounded pool over it).
@@ -102,17 +102,14 @@ class OpenAIChatModel(OpenAIWireModel):
                     f"cannot connect to the LLM server at {self.url} ({e}); start the server, "
                     "or fix/unset ICLR26_LLM_BASE_URL to use the embedded SmolLM2"
                 ) from e
-            except httpx.TimeoutException as e:
+            except httpx.TransportError as e:  # a timeout, a dropped connection, a broken read or write
                 if last:
-                    raise LLMError(f"{self.url}: timed out after {attempt + 1} tries") from e
-                time.sleep(delay)
-                delay = min(delay * 2, self.max_backoff)
-                continue
-            except httpx.TransportError as e:  # a dropped connection, a read or write that broke off
-                if last:
-                    raise LLMError(
-                        f"{self.url}: the connection failed {attempt + 1} times ({type(e).__name__}: {e})"
-                    ) from e
+                    why = (
+                        "timed out"
+                        if isinstance(e, httpx.TimeoutException)
+                        else f"the connection failed ({type(e).__name__}: {e})"
+                    )
+                    raise LLMError(f"{self.url}: {why} after {attempt + 1} tries") from e
                 time.sleep(delay)
                 delay = min(delay * 2, self.max_backoff)
                 continue

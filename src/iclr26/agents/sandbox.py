@@ -8,11 +8,13 @@ one argv element of `bash -c`, and only that bash, inside the sandbox, parses it
 The sandbox (bubblewrap installed and `isolate=True`, the default):
 - network: `--unshare-net`, an empty network namespace with only its own loopback, so outside
   addresses are unreachable and so are servers listening on the host's 127.0.0.1;
-- file system: `--ro-bind / /` (the host system, read-only), a fresh `/dev` (itself remounted
-  read-only) and `/proc`, private size-limited tmpfs on `/tmp`, `/dev/shm` and `/run` (so host
-  sockets in `/run` and `/tmp` are hidden), and the work dir bind-mounted writable *at its own
-  host path*, which is also the working directory and `$HOME`. Paths therefore read the same on
-  both sides; a work dir under `/tmp` sits in the private `/tmp`;
+- file system: only the system, read-only: `/usr`, `/etc` and the `/bin`, `/sbin`, `/lib*` links
+  or folders (`SYSTEM_DIRS`), plus the `ro_binds` the caller names (a toolchain, say); nothing
+  else of the host (`/root`, `/home`, `/work`, `/var`, other runs, a task's tests) exists inside.
+  A fresh `/dev` (itself remounted read-only) and `/proc`, private size-limited tmpfs on `/tmp`,
+  `/var/tmp`, `/dev/shm` and `/run`, and the work dir bind-mounted writable *at its own host
+  path*, which is also the working directory and `$HOME`. Paths therefore read the same on both
+  sides; a work dir under `/tmp` sits in the private `/tmp`;
 - processes: `--unshare-pid` (its own pid namespace: killing it kills every process in it),
   `--die-with-parent`, `--new-session` (no access to the caller's terminal), new IPC and UTS
   namespaces, and `--disable-userns` (no nested user namespaces);
@@ -58,7 +60,8 @@ What is NOT contained, even with bubblewrap:
   use `memory_bytes` of address space and `cpu_s` of CPU (the wall timeout still bounds them);
   there are no cgroups here, hence no total memory cap and no I/O or CPU-share limits;
 - RLIMIT_FSIZE caps each file, not the disk: many files may still fill the disk behind the work dir;
-- everything on the host that the sandbox uid may read stays readable (read-only);
+- what is mounted (the system folders, `ro_binds`) stays readable: `/etc` is the host's, less
+  what the sandbox uid may not read (`/etc/shadow`);
 - Unix sockets with a path are not network: a world-writable socket outside `/run` and `/tmp`
   could still be reached;
 - the file helpers resolve symlinks when called; a sandboxed process running at that moment (a
@@ -96,6 +99,9 @@ from iclr26.core.validation import check_int, check_seconds
 Reason = Literal["timeout", "episode_timeout", "cpu", "memory", "file_size", "processes", "open_files"]
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""The host folders a sandbox sees (read-only, those that exist; a link such as Debian's /bin ->
+usr/bin is recreated as the same link)."""
 NOBODY = 65534  # the uid a root caller's commands run as unless `user=` says otherwise
 _KIB = 1024
 _MIB = 1024 * 1024
@@ -244,6 +250,9 @@ class Sandbox:
         their own uid.
     env : mapping, optional
         Extra environment variables for the commands (on top of PATH, HOME, LANG, TMPDIR).
+    ro_binds : mapping, optional
+        Host folders every command sees read-only, host path -> absolute path inside (besides
+        `SYSTEM_DIRS`); only with isolation.
     """
 
     def __init__(
@@ -255,6 +264,7 @@ class Sandbox:
         keep: bool = False,
         user: int | None = None,
         env: Mapping[str, str] | None = None,
+        ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> None:
         if limits is not None and not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
@@ -266,6 +276,9 @@ class Sandbox:
         self._given = Path(workdir).absolute() if workdir is not None else None
         self.uid, self.gid = _sandbox_user(user)
         self._extra_env = _check_env(env)
+        if ro_binds and not isolate:
+            raise ValueError("ro_binds need isolation; this Sandbox has isolate=False")
+        self.ro_binds = dict(ro_binds or {})
         host_path = os.environ.get("PATH", SANDBOX_PATH)
         if isolate:
             sysdeps.require("bubblewrap")
@@ -359,8 +372,8 @@ class Sandbox:
     ) -> list[str]:
         """The host argv that runs `argv` inside this sandbox with its rlimits (no timeout: the caller's).
 
-        `binds` maps extra host directories to (writable) paths inside, `ro_binds` to read-only ones;
-        only with isolation.
+        `binds` maps extra host directories to (writable) paths inside, `ro_binds` to read-only ones
+        (on top of the Sandbox's own); only with isolation.
         `new_session=False` keeps the caller's terminal as the controlling tty (for a tmux pane).
         """
         argv = list(argv)
@@ -379,12 +392,12 @@ class Sandbox:
         box = [self._bwrap, "--unshare-user", "--disable-userns", "--unshare-net", "--unshare-pid"]
         box += ["--unshare-ipc", "--unshare-uts", "--hostname", "sandbox", "--unshare-cgroup-try"]
         box += ["--die-with-parent", *(["--new-session"] if new_session else [])]
-        box += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", tmpfs, "--tmpfs", "/dev/shm"]
-        box += ["--remount-ro", "/dev", "--proc", "/proc"]
-        box += ["--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
-        box += ["--bind", workdir, workdir]
+        box += _system_mounts()
+        box += ["--dev", "/dev", "--size", tmpfs, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        box += ["--proc", "/proc", "--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
+        box += ["--size", tmpfs, "--tmpfs", "/var/tmp", "--bind", workdir, workdir]
         mounts = [("--bind", b) for b in (binds or {}).items()]
-        mounts += [("--ro-bind", b) for b in (ro_binds or {}).items()]
+        mounts += [("--ro-bind", b) for b in {**self.ro_binds, **(ro_binds or {})}.items()]
         for flag, (host, inside) in mounts:
             if not isinstance(inside, str) or not inside.startswith("/"):
                 raise ValueError(f"binds values must be absolute paths inside the sandbox, got {inside!r}")
@@ -539,6 +552,104 @@ class Sandbox:
             )
 
 
+@dataclass(frozen=True)
+class Captured:
+    """What `run_capped` saw: exit status (None when killed at the timeout), kept output, flags."""
+
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    truncated: bool
+    duration_s: float
+
+
+def run_capped(
+    argv: Sequence[str],
+    *,
+    timeout_s: float,
+    output_bytes: int,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Captured:
+    """Run `argv` on the host in its own process group, stdout and stderr merged, keeping the first
+    and last `output_bytes/2` bytes (`Sandbox.run`'s capture); at `timeout_s` the whole group gets
+    SIGKILL. For host-side clients of an agent's environment (`docker exec`), whose output and
+    lifetime the agent decides."""
+    check_seconds("timeout_s", timeout_s)
+    check_int("output_bytes", output_bytes, 64, unit="bytes")
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        start_new_session=True,
+        close_fds=True,
+    )
+    capture = _OutputCapture(output_bytes)
+    try:
+        killed = _pump(proc, capture, deadline=start + timeout_s)
+    finally:
+        _kill_group(proc)
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    output, truncated = capture.text()
+    code = None if killed else _shell_status(proc.returncode)
+    return Captured(code, output, killed, truncated, time.monotonic() - start)
+
+
+def _system_mounts() -> list[str]:
+    """bwrap arguments that show `SYSTEM_DIRS` read-only (a top-level link as the same link)."""
+    out: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            out += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            out += ["--ro-bind", path, path]
+    return out
+
+
+def read_untrusted(path: str | os.PathLike[str], max_bytes: int) -> bytes | None:
+    """The last `max_bytes` of the regular file at `path`, opened without following a link and
+    without blocking; None when it is absent, a link, a FIFO, a folder or another non-file. For
+    files in a folder an agent may change, which the host reads."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # a link (ELOOP), or gone
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > max_bytes:
+            os.lseek(fd, st.st_size - max_bytes, os.SEEK_SET)
+        chunks, left = [], max_bytes
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            chunks.append(data)
+            left -= len(data)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def readable_by_all(root: str | os.PathLike[str]) -> None:
+    """a+rX on `root` and everything below it, one entry at a time, links skipped (`chmod -R`
+    follows a link named on its command line). For a tree in a folder no one else can change."""
+    for top, _dirs, files in os.walk(root):
+        for path in [top, *(os.path.join(top, name) for name in files)]:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode) or (stat.S_ISREG(mode) and mode & 0o111):
+                os.chmod(path, stat.S_IMODE(mode) | 0o555)
+            elif stat.S_ISREG(mode):
+                os.chmod(path, stat.S_IMODE(mode) | 0o444)
+
+
 def _pump(proc: subprocess.Popen[bytes], capture: _OutputCapture, *, deadline: float) -> bool:
     """Read `proc`'s output into `capture` until it ends; SIGKILL its group at `deadline`. True if killed."""
     assert proc.stdout is not None
@@ -669,4 +780,17 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path, onerror=fix)
 
 
-__all__ = ["NOBODY", "SANDBOX_PATH", "CommandResult", "PathEscapeError", "Reason", "Sandbox", "SandboxLimits"]
+__all__ = [
+    "NOBODY",
+    "SANDBOX_PATH",
+    "SYSTEM_DIRS",
+    "Captured",
+    "CommandResult",
+    "PathEscapeError",
+    "Reason",
+    "Sandbox",
+    "SandboxLimits",
+    "read_untrusted",
+    "readable_by_all",
+    "run_capped",
+]

@@ -39,7 +39,6 @@ import secrets
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import time
@@ -47,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox
+from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox, read_untrusted
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
 from iclr26.core.validation import check_int
@@ -96,6 +95,7 @@ class TerminalSession:
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
         binds: Mapping[str | os.PathLike[str], str] | None = None,
+        ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> None:
         check_int("width", width, 20, 1000)
         check_int("height", height, 5, 1000)
@@ -115,9 +115,10 @@ class TerminalSession:
         self.command = argv
         self.width, self.height, self.history_lines = width, height, history_lines
         self.sandbox = sandbox
-        if binds and (sandbox is None or not sandbox.isolated):
+        if (binds or ro_binds) and (sandbox is None or not sandbox.isolated):
             raise ValueError("binds need a sandbox with isolation")
         self.binds = dict(binds or {})
+        self.ro_binds = dict(ro_binds or {})
         self.last_status: int | None = None  # the exit status of the last `run`, when known
         base = (
             sandbox.env
@@ -145,10 +146,12 @@ class TerminalSession:
         history_lines: int = 50_000,
         env: Mapping[str, str] | None = None,
         binds: Mapping[str | os.PathLike[str], str] | None = None,
+        ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> TerminalSession:
         """A (not yet started) session whose shell runs inside the open `sandbox`, in its work dir.
 
-        `binds` maps extra host directories to writable paths inside (as `Sandbox.command_line`)."""
+        `binds` maps extra host directories to writable paths inside, `ro_binds` to read-only ones
+        (as `Sandbox.command_line`)."""
         return cls(
             sandbox.workdir,
             command=command,
@@ -158,6 +161,7 @@ class TerminalSession:
             env=env,
             sandbox=sandbox,
             binds=binds,
+            ro_binds=ro_binds,
         )
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -196,7 +200,10 @@ class TerminalSession:
                 if self.sandbox.isolated:
                     binds = {**self.binds, done: _DONE_INSIDE}
                     argv = self.sandbox.command_line(
-                        argv, binds=binds, ro_binds={scripts: _SCRIPTS_INSIDE}, new_session=False
+                        argv,
+                        binds=binds,
+                        ro_binds={**self.ro_binds, scripts: _SCRIPTS_INSIDE},
+                        new_session=False,
                     )
                 else:
                     argv = self.sandbox.command_line(argv, new_session=False)
@@ -412,16 +419,10 @@ def _read_status(marker: Path) -> int | None:
     """The exit status a sandboxed shell wrote (None: not yet written out, not a number, or not a
     regular file: the shell's folder is the agent's, so a link, FIFO or directory may be there)."""
     for _ in range(50):  # the file exists before `echo` has written to it
-        try:
-            fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:  # a link (ELOOP), or gone
+        data = read_untrusted(marker, _STATUS_BYTES)
+        if data is None:
             return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            text = os.read(fd, _STATUS_BYTES).decode("ascii", errors="replace").strip()
-        finally:
-            os.close(fd)
+        text = data.decode("ascii", errors="replace").strip()
         if text:
             return int(text) if text.isdigit() else None
         time.sleep(0.01)

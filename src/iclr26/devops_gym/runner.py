@@ -1,14 +1,22 @@
 """The local runner: one Terminal-Bench task in a fresh sandboxed work dir, driven through tmux.
 
 `run_trial(task, agent, limits)` does what Terminal-Bench's harness does, without Docker:
-1. a fresh `Sandbox` work dir (no network, read-only system, rlimits) holding a copy of the task's
-   `workspace/`; the agent's terminal is a `TerminalSession` (tmux, 160x40) whose shell runs inside
-   it. A monitored service (`services/`) is started in that shell before the agent's first turn;
+1. a fresh `Sandbox` work dir (no network, rlimits, and of the host only the system and the
+   toolchains, read-only: not the task folder, its tests or `solution.sh`, nor other runs) holding
+   a copy of the task's `workspace/`; the agent's terminal is a `TerminalSession` (tmux, 160x40)
+   whose shell runs inside it. A monitored service (`services/`) is started in that shell before
+   the agent's first turn;
 2. the agent acts one bash command per turn (`execute`: per-command timeout, output truncated),
    until it submits, its steps or tokens run out, or the task's `max_agent_timeout_sec` passes;
-3. only then are `run-tests.sh` and `tests/` copied into a directory the agent never saw, mounted
-   at `/tests` (`$TEST_DIR`), and run in a *separate* tmux session in the same work dir, with the
-   task's `max_test_timeout_sec`; `run_tests_in_same_shell: true` runs them in the agent's shell;
+3. only then are `run-tests.sh` and `tests/` copied into a host folder the agent cannot change,
+   mounted read-only at `/run/tests` (`$TEST_DIR`), and run in a *separate* tmux session in the same
+   work dir, with the task's `max_test_timeout_sec`; `run_tests_in_same_shell: true` runs them in the
+   agent's shell (where that folder was mounted, empty, from the start). The verifier starts from a
+   clean environment (`env -i`: a fresh empty HOME, no user site-packages, no rc files, no
+   PYTEST_ADDOPTS of the agent's), so files the agent planted in its work dir or HOME
+   (usercustomize, .pth, pytest plugins, dotfiles) do not run in it. Its output goes to a folder of
+   its own, read by the host without following links, at most `TEST_OUTPUT_BYTES`. The host never
+   writes into, or changes owners in, a folder the agent can change;
 4. pytest's summary decides: resolved iff every parsed test passed (`parser.resolved`).
 
 The failure modes are Terminal-Bench's: `agent_timeout`, `test_timeout`, `parse_error`,
@@ -18,6 +26,7 @@ The failure modes are Terminal-Bench's: `agent_timeout`, `test_timeout`, `parse_
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -27,12 +36,12 @@ from typing import Any
 
 from iclr26.agents import Agent, Budget, Episode, Observation, StepOutcome, run_episode
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
-from iclr26.agents.sandbox import Sandbox, SandboxLimits
+from iclr26.agents.sandbox import Sandbox, SandboxLimits, read_untrusted, readable_by_all
 from iclr26.agents.terminal import TerminalSession, TerminalTimeout
 from iclr26.core.validation import check_int, check_seconds
 from iclr26.devops_gym.parser import ParseError, TestStatus, parse_pytest, resolved
 from iclr26.devops_gym.task import RUN_TESTS, SOLUTION, TESTS_DIR, Task, TaskError
-from iclr26.devops_gym.toolchains import toolchain_env
+from iclr26.devops_gym.toolchains import toolchain_binds, toolchain_env
 
 FAILURE_MODES: tuple[str, ...] = (
     "none",
@@ -43,6 +52,14 @@ FAILURE_MODES: tuple[str, ...] = (
     "agent_error",
 )
 TESTS_INSIDE = "/run/tests"  # Terminal-Bench mounts /tests; our read-only root only takes mounts on its tmpfs
+OUTPUT_INSIDE = "/run/test-output"  # where the verifier writes its output (its own folder)
+TEST_OUTPUT_BYTES = 8 * 1024 * 1024  # the most of the verifier's output the host reads (its end)
+VERIFIER_ENV = {
+    "PYTHONNOUSERSITE": "1",  # no usercustomize or .pth from a user site-packages
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTEST_ADDOPTS": "-p no:cacheprovider",
+}
+"""Set for the verifier on top of the sandbox's PATH/LANG/TMPDIR and the toolchains' variables."""
 SHELL_PARSER = ActionParser(code_languages=("bash", "sh", "shell", ""), controls=("DONE",))
 """One ```bash block per turn, or DONE (mini-SWE-agent's submit)."""
 _SERVICE_DIR = ".service"
@@ -125,6 +142,13 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
+def _private_folder(name: str, mode: int) -> Path:
+    """A fresh host folder of ours (`mkdtemp`), with `mode`."""
+    folder = Path(tempfile.mkdtemp(prefix=f"iclr26-{name}-"))
+    os.chmod(folder, mode)
+    return folder
+
+
 def _copy_in(src: Path, dst: Path, uid: int, gid: int) -> None:
     """Copy `src` (a file or folder) to `dst` on the host and give it to the sandbox uid."""
     if src.is_dir():
@@ -165,19 +189,31 @@ class TaskEnvironment:
         self.command_timeouts = 0
         self.setup_s = 0.0
         self.deadline: float | None = None  # the agent's wall clock ends here (commands are cut to it)
+        self._tests: Path | None = None  # host folder of the tests, ours; read-only inside
+        self._output: Path | None = None  # host folder the verifier writes its output to
 
     def reset(self) -> Observation:
         """Fresh work dir with the workspace, the service started, the instruction as first observation."""
         self.close()
         started = time.perf_counter()
-        self.sandbox = sb = Sandbox(limits=self.limits.sandbox_limits(), env=toolchain_env()).open()
+        self.sandbox = sb = Sandbox(
+            limits=self.limits.sandbox_limits(), env=toolchain_env(), ro_binds=toolchain_binds()
+        ).open()
+        self._tests, self._output = _private_folder("tests", 0o755), _private_folder("test-output", 0o700)
+        if os.geteuid() == 0:
+            os.lchown(self._output, sb.uid, sb.gid)
         if self.task.workspace is not None:
             _copy_in(self.task.workspace, sb.workdir, sb.uid, sb.gid)
         if self.expose_solution:
             _copy_in(self.task.path / SOLUTION, sb.workdir / SOLUTION, sb.uid, sb.gid)
         if self.task.service is not None:
             _copy_in(self.task.service.parent, sb.workdir / _SERVICE_DIR, sb.uid, sb.gid)
-        self.terminal = TerminalSession.in_sandbox(sb).start()
+        # a same-shell task's verifier runs in this shell: its folders are mounted now, the tests'
+        # read-only and still empty (the tests enter only after the agent stopped)
+        mounts: dict[str, Any] = {}
+        if self.task.spec.run_tests_in_same_shell:
+            mounts = {"binds": {self._output: OUTPUT_INSIDE}, "ro_binds": {self._tests: TESTS_INSIDE}}
+        self.terminal = TerminalSession.in_sandbox(sb, **mounts).start()
         if self.task.service is not None:
             # the service starts from the agent's own shell (same pid namespace, so ps sees it);
             # its files are removed once it runs: the agent observes processes, not source
@@ -222,45 +258,52 @@ class TaskEnvironment:
         return self.test_run.resolved
 
     def run_tests(self) -> TestRun:
-        """`run-tests.sh` with `$TEST_DIR`, in its own session (or the agent's, if the task says so)."""
+        """`run-tests.sh` with `$TEST_DIR`, in its own session (or the agent's, if the task says so),
+        from a clean environment; its output read back from a folder of its own."""
         assert self.sandbox is not None and self.terminal is not None
+        assert self._tests is not None and self._output is not None
         sb, spec = self.sandbox, self.task.spec
         started = time.perf_counter()
         same_shell = spec.run_tests_in_same_shell
-        if same_shell:
-            tests = sb.workdir / ".iclr26-tests"
-            tests.mkdir()
-            inside = str(tests)
-        else:
+        if not same_shell:
             self.terminal.close()  # the agent's shell and everything it left running stop here
-            tests = Path(tempfile.mkdtemp(prefix="iclr26-tests-"))
-            inside = TESTS_INSIDE
+        # a folder only the host can change (root-owned, read-only inside): no owner changes needed
+        shutil.copytree(self.task.path / TESTS_DIR, self._tests, symlinks=True, dirs_exist_ok=True)
+        shutil.copy2(self.task.path / RUN_TESTS, self._tests / RUN_TESTS)
+        readable_by_all(self._tests)
+        run = TestRun()
         try:
-            _copy_in(self.task.path / TESTS_DIR, tests, sb.uid, sb.gid)
-            _copy_in(self.task.path / RUN_TESTS, tests / RUN_TESTS, sb.uid, sb.gid)
-            log = f"{inside}/.output.txt"
-            command = f"TEST_DIR={inside} bash {inside}/{RUN_TESTS} > {log} 2>&1"
-            run = TestRun()
+            if same_shell:
+                self.terminal.run(self._verifier_command(), timeout_s=spec.max_test_timeout_sec)
+            else:
+                mounts = {"binds": {self._output: OUTPUT_INSIDE}, "ro_binds": {self._tests: TESTS_INSIDE}}
+                with TerminalSession.in_sandbox(sb, **mounts) as session:
+                    session.run(self._verifier_command(), timeout_s=spec.max_test_timeout_sec)
+        except TerminalTimeout:
+            run.failure_mode = "test_timeout"
+        data = read_untrusted(self._output / "output.txt", TEST_OUTPUT_BYTES)
+        run.output = data.decode(errors="replace") if data is not None else ""
+        if run.failure_mode == "none":
             try:
-                if same_shell:
-                    self.terminal.run(command, timeout_s=spec.max_test_timeout_sec)
-                else:
-                    with TerminalSession.in_sandbox(sb, binds={tests: TESTS_INSIDE}) as session:
-                        session.run(command, timeout_s=spec.max_test_timeout_sec)
-            except TerminalTimeout:
-                run.failure_mode = "test_timeout"
-            output_file = tests / ".output.txt"
-            run.output = output_file.read_text(errors="replace") if output_file.exists() else ""
-            if run.failure_mode == "none":
-                try:
-                    run.results = {k: v.value for k, v in parse_pytest(run.output).items()}
-                except ParseError:
-                    run.failure_mode = "parse_error"
-            run.wall_s = time.perf_counter() - started
-            return run
-        finally:
-            if not same_shell:
-                shutil.rmtree(tests, ignore_errors=True)
+                run.results = {k: v.value for k, v in parse_pytest(run.output).items()}
+            except ParseError:
+                run.failure_mode = "parse_error"
+        run.wall_s = time.perf_counter() - started
+        return run
+
+    def _verifier_command(self) -> str:
+        """The shell line that runs `run-tests.sh` in the work dir from a clean environment: `env -i`,
+        a fresh empty HOME, no rc files, no user site-packages."""
+        assert self.sandbox is not None
+        env = {k: v for k, v in self.sandbox.env.items() if k != "HOME"}
+        env.update(TEST_DIR=TESTS_INSIDE, **VERIFIER_ENV)
+        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        workdir = shlex.quote(str(self.sandbox.workdir))
+        return (
+            f'cd {workdir} && home="$(mktemp -d /tmp/iclr26-verifier-home-XXXXXXXX)" && '
+            f'env -i {assigns} HOME="$home" bash --noprofile --norc {TESTS_INSIDE}/{RUN_TESTS} '
+            f"> {OUTPUT_INSIDE}/output.txt 2>&1"
+        )
 
     def close(self) -> None:
         if self.terminal is not None:
@@ -269,6 +312,10 @@ class TaskEnvironment:
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+        for folder in (self._tests, self._output):  # rmtree removes links, never follows them
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        self._tests = self._output = None
 
 
 @dataclass

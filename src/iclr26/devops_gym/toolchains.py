@@ -4,8 +4,11 @@
   libraries the suite's poms name (JUnit Jupiter 5.10.2, Surefire 3.2.5, ...). It is
   `$ICLR26_MAVEN_REPO`, else `$HOME/.m2/repository`, else the account's own (`source_repository`).
   A root caller's sandbox runs as `nobody`, who cannot enter `/root`, so the repository is mirrored
-  once, as hard links (no copy of the jars), under `/var/tmp`, world-readable; sandboxed builds read
-  it and never write it.
+  once, as hard links (no copy of the jars), to `/var/cache/iclr26/maven-repository`, world-readable.
+  Only root may change `/var/cache/iclr26` (it is checked, never trusted: a link or a folder another
+  user owns there is refused), the mirror is built in a fresh `mkdtemp` folder and renamed into
+  place, and its modes are set file by file without following links. Sandboxed builds see it
+  read-only (`toolchain_binds`) and never write it.
 - **Go** (Debian's golang-go, standard library only) builds with `GOPROXY=off` and its caches in
   the sandbox's private `/tmp`, so nothing is fetched and no task sees another's build cache.
 """
@@ -16,14 +19,17 @@ import contextlib
 import os
 import pwd
 import shutil
+import stat
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 
+from iclr26.agents.sandbox import read_untrusted, readable_by_all
 from iclr26.core.errors import UserError
 
 MAVEN_REPO_ENV = "ICLR26_MAVEN_REPO"
-_MIRROR = Path("/var/tmp/iclr26-maven-repository")
+_MIRROR = Path("/var/cache/iclr26/maven-repository")
 _STAMP = ".iclr26-mirrored-from"
 JUNIT_VERSION = "5.10.2"
 PLUGIN_VERSIONS: dict[str, str] = {
@@ -65,18 +71,60 @@ def maven_repository() -> Path:
     repo = source_repository()
     if os.geteuid() != 0:
         return repo
-    stamp = _MIRROR / _STAMP
-    if stamp.is_file() and stamp.read_text() == str(repo):
+    if _mirror_of() == str(repo):
         return _MIRROR
-    shutil.rmtree(_MIRROR, ignore_errors=True)
-    _MIRROR.parent.mkdir(parents=True, exist_ok=True)
-    linked = subprocess.run(["cp", "-al", str(repo), str(_MIRROR)], capture_output=True, check=False)
-    if linked.returncode != 0:  # another file system: copy instead
-        shutil.rmtree(_MIRROR, ignore_errors=True)
-        shutil.copytree(repo, _MIRROR, symlinks=True)
-    subprocess.run(["chmod", "-R", "a+rX", str(_MIRROR)], check=True)
-    stamp.write_text(str(repo))
+    _root_only(_MIRROR.parent)
+    build = Path(tempfile.mkdtemp(prefix=".maven-", dir=_MIRROR.parent))  # 0700, ours alone
+    try:
+        copy = build / "repository"
+        linked = subprocess.run(["cp", "-al", str(repo), str(copy)], capture_output=True, check=False)
+        if linked.returncode != 0:  # another file system: copy instead
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(repo, copy, symlinks=True)
+        readable_by_all(copy)  # our own 0700 folder: nothing is swapped in meanwhile
+        (copy / _STAMP).write_text(str(repo))
+        if os.path.lexists(_MIRROR):  # an older mirror (of another source): set aside, then removed
+            os.rename(_MIRROR, build / "old")
+        os.rename(copy, _MIRROR)
+    except OSError:
+        if _mirror_of() != str(repo):  # not another process of ours that finished first
+            raise
+    finally:
+        shutil.rmtree(build, ignore_errors=True)  # never follows links
     return _MIRROR
+
+
+def _mirror_of() -> str | None:
+    """The source the mirror was made from, if `_MIRROR` is a folder (not a link) with a stamp."""
+    try:
+        if not stat.S_ISDIR(os.lstat(_MIRROR).st_mode):
+            return None
+    except FileNotFoundError:
+        return None
+    data = read_untrusted(_MIRROR / _STAMP, 4096)
+    return data.decode(errors="replace") if data is not None else None
+
+
+def _root_only(folder: Path) -> None:
+    """Create `folder` (0755) if needed; refuse it if it is a link or another user could change it
+    (owned by another uid, writable by group or others), and likewise any folder above it, where
+    a sticky world-writable one (/tmp, /var/tmp) is fine: no one may replace root's entries there."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o755)
+    for path in (folder, *folder.parents):
+        st = os.lstat(path)
+        sticky = path != folder and st.st_mode & stat.S_ISVTX
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or (st.st_mode & 0o022 and not sticky):
+            raise UserError(
+                f"{path} is not a folder that only root can change ({stat.filemode(st.st_mode)}, uid "
+                f"{st.st_uid}); the Maven mirror is not built there: remove it and run again"
+            )
+
+
+def toolchain_binds() -> dict[Path, str]:
+    """The toolchain folders outside the system a sandboxed build needs, read-only: the Maven repository."""
+    repo = maven_repository()
+    return {repo: str(repo)}
 
 
 def toolchain_env() -> dict[str, str]:

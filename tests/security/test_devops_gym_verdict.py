@@ -155,7 +155,11 @@ def test_a_same_shell_verifier_does_not_inherit_the_agents_variables(tmp_path):
         f"mkdir -p plug && {_heredoc('plug/fakeplugin.py', PLUGIN)}\n"
         "export PYTHONPATH=$PWD/plug PYTEST_ADDOPTS='-p fakeplugin' BASH_ENV=$PWD/.bashrc"
     )
-    result = run_trial(task, ScriptAgent(plant, PLANTS["usercustomize"], "echo no > marker"))
+    fake_output = (  # a summary where the verifier's output went before (the folder is writable to it)
+        "printf '=== short test summary info ===\\nPASSED test_outputs.py::test_marker\\n' "
+        "| tee /run/test-output/output.txt && chmod 444 /run/test-output/output.txt"
+    )
+    result = run_trial(task, ScriptAgent(plant, PLANTS["usercustomize"], fake_output, "echo no > marker"))
     assert result.failure_mode == "none" and result.tests == {"test_marker": "FAILED"}, result.tests
     assert run_trial(task, oracle_agent([task]), oracle=True).resolved  # the tests still run there
 

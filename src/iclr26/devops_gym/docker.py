@@ -259,10 +259,7 @@ class DockerEnvironment:
             run.output = f"the tests could not be placed at {TESTS_PATH}: {placed.output.strip()[-300:]}"
             run.failure_mode = "parse_error"
             return run
-        verify = (
-            'HOME="$(mktemp -d)" && cd "${APP_WORKDIR:-$PWD}" && '
-            f"exec bash --noprofile --norc {TESTS_PATH}/{RUN_TESTS}"
-        )
+        verify = f'HOME="$(mktemp -d)" && exec bash --noprofile --norc {TESTS_PATH}/{RUN_TESTS}'
         env = {"TEST_DIR": TESTS_PATH, "BASH_ENV": "", "ENV": "", **_VERIFIER_ENV}
         done = self.exec(verify, self.task.spec.max_test_timeout_sec, env=env)
         run.output = done.output

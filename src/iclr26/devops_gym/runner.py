@@ -26,6 +26,7 @@ The failure modes are Terminal-Bench's: `agent_timeout`, `test_timeout`, `parse_
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import shutil
 import tempfile
@@ -191,6 +192,7 @@ class TaskEnvironment:
         self.deadline: float | None = None  # the agent's wall clock ends here (commands are cut to it)
         self._tests: Path | None = None  # host folder of the tests, ours; read-only inside
         self._output: Path | None = None  # host folder the verifier writes its output to
+        self._output_name = ""
 
     def reset(self) -> Observation:
         """Fresh work dir with the workspace, the service started, the instruction as first observation."""
@@ -281,7 +283,7 @@ class TaskEnvironment:
                     session.run(self._verifier_command(), timeout_s=spec.max_test_timeout_sec)
         except TerminalTimeout:
             run.failure_mode = "test_timeout"
-        data = read_untrusted(self._output / "output.txt", TEST_OUTPUT_BYTES)
+        data = read_untrusted(self._output / self._output_name, TEST_OUTPUT_BYTES)
         run.output = data.decode(errors="replace") if data is not None else ""
         if run.failure_mode == "none":
             try:
@@ -295,6 +297,8 @@ class TaskEnvironment:
         """The shell line that runs `run-tests.sh` in the work dir from a clean environment: `env -i`,
         a fresh empty HOME, no rc files, no user site-packages."""
         assert self.sandbox is not None
+        # a name the agent cannot foresee: a same-shell agent may write the output folder beforehand
+        self._output_name = f"output-{secrets.token_hex(8)}.txt"
         env = {k: v for k, v in self.sandbox.env.items() if k != "HOME"}
         env.update(TEST_DIR=TESTS_INSIDE, **VERIFIER_ENV)
         assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -302,7 +306,7 @@ class TaskEnvironment:
         return (
             f'cd {workdir} && home="$(mktemp -d /tmp/iclr26-verifier-home-XXXXXXXX)" && '
             f'env -i {assigns} HOME="$home" bash --noprofile --norc {TESTS_INSIDE}/{RUN_TESTS} '
-            f"> {OUTPUT_INSIDE}/output.txt 2>&1"
+            f"> {OUTPUT_INSIDE}/{self._output_name} 2>&1"
         )
 
     def close(self) -> None:

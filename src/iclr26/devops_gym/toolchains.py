@@ -83,6 +83,8 @@ def maven_repository() -> Path:
             shutil.copytree(repo, copy, symlinks=True)
         readable_by_all(copy)  # our own 0700 folder: nothing is swapped in meanwhile
         (copy / _STAMP).write_text(str(repo))
+        if _mirror_of() == str(repo):  # another process of ours finished first: keep its mirror
+            return _MIRROR
         if os.path.lexists(_MIRROR):  # an older mirror (of another source): set aside, then removed
             os.rename(_MIRROR, build / "old")
         os.rename(copy, _MIRROR)

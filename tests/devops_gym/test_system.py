@@ -71,9 +71,9 @@ def test_a_dockerfile_only_task_gets_terminal_benchs_one_service_compose_file(su
     from iclr26.devops_gym.task import load_task
 
     task = load_task(suite / "build" / "go-compilation-error")
-    command = DockerEnvironment(task)._compose()
+    env = DockerEnvironment(task)
+    command = env._compose()
     compose = Path(command[-1]).read_text()
-    assert (
-        command[:3] == ["docker", "compose", "-p"] and f"{CLIENT}:" in compose and str(task.path) in compose
-    )
+    env.down()
+    assert command[-2] == "-f" and f"{CLIENT}:" in compose and str(task.path) in compose
     assert (task.path / "Dockerfile").read_text().startswith("FROM golang:1.19")

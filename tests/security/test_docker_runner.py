@@ -10,7 +10,13 @@ and a timed-out command was left running in the container."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shlex
+import shutil
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 
@@ -112,22 +118,104 @@ def test_endless_output_is_bounded_and_a_sleeper_is_killed_at_its_timeout():
 needs_engine = pytest.mark.skipif(
     not docker_available()[0], reason=f"no Docker engine: {docker_available()[1]}"
 )
+BASE_IMAGE = "iclr26-test-base:2"  # a new tag whenever BASE_TOOLS changes
+BASE_TOOLS = (
+    "bash",
+    "sh",
+    "timeout",
+    "sleep",
+    "yes",
+    "cat",
+    "ls",
+    "ln",
+    "mkdir",
+    "rm",
+    "mv",
+    "mktemp",
+    "env",
+)
+
+
+@pytest.fixture(scope="module")
+def base_image(tmp_path_factory) -> str:
+    """A tiny local image of this machine's bash and coreutils (no registry here): `docker import` of
+    the tools, their libraries and the loader."""
+    if subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True).returncode == 0:
+        return BASE_IMAGE
+    files: set[str] = set()
+    for tool in BASE_TOOLS:
+        path = shutil.which(tool, path="/usr/bin:/bin")
+        assert path is not None, tool
+        files.add(path)
+        ldd = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+        files.update(re.findall(r"(/\S+\.so[.\d]*)", ldd))
+    archive = tmp_path_factory.mktemp("image") / "base.tar"
+    with tarfile.open(archive, "w") as tar:
+        for name, target in (
+            ("bin", "usr/bin"),
+            ("sbin", "usr/sbin"),
+            ("lib", "usr/lib"),
+            ("lib64", "usr/lib64"),
+        ):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+        for folder in ("tmp", "app", "etc"):
+            info = tarfile.TarInfo(folder)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if folder == "tmp" else 0o755
+            tar.addfile(info)
+        for path in sorted(files):  # the real file, under its folder's real path (/lib -> usr/lib)
+            inside = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+            tar.add(os.path.realpath(path), arcname=inside.lstrip("/"))
+    subprocess.run(["docker", "import", str(archive), BASE_IMAGE], check=True, capture_output=True)
+    return BASE_IMAGE
+
+
+# a pytest-style summary from bash alone (the tiny image has no Python): what the parser reads
+CHECK = """#!/bin/bash
+if [ "$(cat /app/marker 2>/dev/null)" = ok ]; then s=PASSED; else s=FAILED; fi
+printf '=== short test summary info ===\\n%s test_outputs.py::test_marker\\n' "$s"
+"""
+SHELL_RUN_TESTS = "#!/bin/bash\nbash $TEST_DIR/check.sh\n"
 
 
 @needs_engine
-def test_an_agents_own_tests_folder_cannot_divert_the_verifier(tmp_path):
-    image = subprocess.run(["docker", "image", "inspect", "debian:bookworm-slim"], capture_output=True)
-    if image.returncode != 0:
-        pytest.skip("no local debian:bookworm-slim image (and no registry)")
-    dockerfile = "FROM debian:bookworm-slim\nRUN apt-get install -y python3-pytest || true\nWORKDIR /app\n"
-    task = _task(tmp_path / "toy", {"Dockerfile": dockerfile})
-    env = DockerEnvironment(task, command_timeout_s=5.0)
+def test_in_a_container_no_network_limits_bounded_output_killed_commands_and_our_own_tests(
+    tmp_path, base_image
+):
+    task = _task(tmp_path / "toy", {"Dockerfile": f"FROM {base_image}\nWORKDIR /app\n"})
+    (task.path / "run-tests.sh").write_text(SHELL_RUN_TESTS)
+    (task.path / "tests" / "check.sh").write_text(CHECK)
+    limits = DockerLimits(cpus=1.0, memory_bytes=256 * 1024**2, pids=64, output_bytes=4096)
+    env = DockerEnvironment(task, limits=limits, remove_images=True)
     try:
         env.reset()
-        fake = "def test_marker():\n    pass\n"
-        env.exec(f"mkdir -p /tests && printf '{fake}' > /tests/test_outputs.py && echo no > marker", 30)
-        assert not env.run_tests().resolved
-        assert env.exec("sleep 60", 2.0).timed_out
-        assert env.exec("yes", 2.0).truncated
+        assert env.exec("ls /sys/class/net", 30).output.split() == ["lo"]  # no network but loopback
+        host = json.loads(subprocess.run(["docker", "inspect", env._container()], capture_output=True).stdout)
+        config = host[0]["HostConfig"]
+        assert (config["NanoCpus"], config["Memory"], config["PidsLimit"]) == (10**9, 256 * 1024**2, 64)
+        start = time.monotonic()
+        endless = env.exec("yes spam", 2.0)
+        assert endless.timed_out and endless.truncated and len(endless.output) < 4096 + 200
+        sleeper = env.exec("(exec -a iclr26-sleeper sleep 300) & sleep 300", 2.0)
+        assert sleeper.timed_out and time.monotonic() - start < 30
+
+        def gone() -> bool:
+            top = subprocess.run(["docker", "top", env._container()], capture_output=True, text=True)
+            return "iclr26-sleeper" not in top.stdout and "sleep 300" not in top.stdout
+
+        wait_until(gone, 10.0, "the timed-out command and its background job die in the container")
+        # the agent's own /tests (a folder, then a link to a folder of its own) with a check that
+        # always passes: the verifier runs ours, which fails the unsolved task
+        fake = "printf '=== short test summary info ===\\nPASSED test_outputs.py::test_marker\\n'"
+        for where, link in (("/tests", ""), ("/app/mine", " && rm -rf /tests && ln -s /app/mine /tests")):
+            setup = (
+                f"mkdir -p {where} && echo {shlex.quote(fake)} > {where}/check.sh && echo no > marker{link}"
+            )
+            assert env.exec(setup, 30).exit_code == 0
+            run = env.run_tests()
+            assert run.failure_mode == "none" and run.results == {"test_marker": "FAILED"}, run
+        assert env.exec("echo ok > marker", 30).exit_code == 0
+        assert env.run_tests().resolved  # the verifier does run, and passes the solved task
     finally:
         env.down()

@@ -41,6 +41,9 @@ DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
         "python3-pytest",  # run-tests.sh runs /usr/bin/python3 -m pytest (readable by the sandbox uid)
         "make",  # the Go release-target task
     ),
+    # the Docker runner for the public DevOps-Gym tasks (its tests skip while no daemon runs):
+    # Debian's engine and Compose v1 (`docker compose`, the v2 plugin, is used where it exists)
+    "devops_gym.docker": ("docker.io", "docker-compose"),
     # ScienceBoard: the desktop (Xvfb, a D-Bus session, the AT-SPI bus read by the system Python's
     # pyatspi, openbox), the apps (TeXstudio, PyMOL, KAlgebra, Stellarium, GRASS's shell in tmux
     # shown by xterm, run in the agent sandbox), pdflatex for the compile check
@@ -95,6 +98,8 @@ PROBES: dict[str, str] = {
     "sqlite3": "sqlite3",
     "python3-pytest": "pytest-3",
     "make": "make",
+    "docker.io": "dockerd",
+    "docker-compose": "docker-compose",
 }
 
 

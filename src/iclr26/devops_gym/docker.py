@@ -34,6 +34,7 @@ import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ class DockerLimits:
     """What a task's containers may use: no network unless asked, CPUs, memory, processes, output."""
 
     network: bool = False  # False: no network (one service), or internal networks only (several)
-    cpus: float = 4.0  # CPUs per service
+    cpus: float = 4.0  # CPUs per service (at most the machine's)
     memory_bytes: int = 8 * 1024**3  # memory per service
     pids: int = 4096  # processes and threads per service
     output_bytes: int = 1024 * 1024  # output of one command kept (its first and last halves)
@@ -114,7 +115,8 @@ def compose_spec(task: Task, limits: DockerLimits = DockerLimits()) -> dict[str,
     for name, service in services.items():
         if not isinstance(service, dict):
             raise UserError(f"{found}: service {name!r} must be a mapping")
-        service.update(cpus=limits.cpus, mem_limit=limits.memory_bytes, pids_limit=limits.pids)
+        cpus = min(limits.cpus, float(os.cpu_count() or 1))  # the engine refuses more than it has
+        service.update(cpus=cpus, mem_limit=limits.memory_bytes, pids_limit=limits.pids)
         if not limits.network:
             service.pop("ports", None)  # nothing published on the host
             if len(services) == 1:
@@ -134,17 +136,32 @@ def compose_spec(task: Task, limits: DockerLimits = DockerLimits()) -> dict[str,
     return spec
 
 
+@cache
+def compose_command() -> tuple[str, ...] | None:
+    """How Compose is called here: `docker compose` (the v2 plugin), else `docker-compose` (v1, as
+    Debian's docker-compose package has it), else None."""
+    for argv in (("docker", "compose"), ("docker-compose",)):
+        if shutil.which(argv[0]) is None:
+            continue
+        try:
+            done = subprocess.run([*argv, "version"], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return argv
+    return None
+
+
 def docker_available() -> tuple[bool, str]:
-    """(True, "") when `docker compose` and a running daemon are reachable, else (False, why)."""
+    """(True, "") when Compose and a running daemon are reachable, else (False, why)."""
     if shutil.which("docker") is None:
         return False, "no docker command on PATH"
+    if compose_command() is None:
+        return False, "no `docker compose` (the Compose v2 plugin) and no `docker-compose`"
     try:
-        compose = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=20)
-        if compose.returncode != 0:
-            return False, "no `docker compose` (the Compose v2 plugin)"
         info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return False, f"docker failed: {e}"
+        return False, f"docker info failed: {e}"
     if info.returncode != 0:
         return False, "no Docker daemon: " + (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
     return True, ""
@@ -195,6 +212,7 @@ class DockerEnvironment:
     command_timeout_s: float = 120.0
     limits: DockerLimits = field(default_factory=DockerLimits)
     output_chars: int = 10_000
+    remove_images: bool = False  # `down` also removes the images compose built for the task
     _folder: Path | None = field(default=None, repr=False)
 
     def compose_file(self) -> Path:
@@ -209,7 +227,23 @@ class DockerEnvironment:
 
     def _compose(self) -> list[str]:
         directory = ["--project-directory", str(self.task.path)]  # the task's relative paths
-        return ["docker", "compose", "-p", self.project, *directory, "-f", str(self.compose_file())]
+        base = list(compose_command() or ("docker", "compose"))
+        return [*base, "-p", self.project, *directory, "-f", str(self.compose_file())]
+
+    def _container(self) -> str:
+        """The client container's id."""
+        return self._run(["ps", "-q", CLIENT], timeout_s=60.0).output.strip()
+
+    def _copy_to_client(self, source: Path, target: str) -> None:
+        """`docker cp` a host file or folder to `target` in the client container."""
+        done = run_capped(
+            ["docker", "cp", str(source), f"{self._container()}:{target}"],
+            timeout_s=self.timeout_s,
+            output_bytes=self.limits.output_bytes,
+            env=compose_env(self.task, self.project),
+        )
+        if done.exit_code != 0:
+            raise UserError(f"docker cp {source.name} failed: {done.output.strip()[-500:]}")
 
     def _run(self, args: list[str], *, timeout_s: float | None = None, check: bool = True) -> Captured:
         """`docker compose <args>` with our environment, bounded in time and output."""
@@ -250,7 +284,7 @@ class DockerEnvironment:
         try:
             shutil.copytree(self.task.path / TESTS_DIR, staging / "tests", symlinks=True)
             shutil.copy2(self.task.path / RUN_TESTS, staging / "tests" / RUN_TESTS)
-            self._run(["cp", str(staging / "tests"), f"{CLIENT}:{fresh}"])
+            self._copy_to_client(staging / "tests", fresh)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         # rm removes a link itself, never its target; mv -T refuses to move into a folder
@@ -280,7 +314,7 @@ class DockerEnvironment:
         self.up()
         if self.expose_solution:
             workdir = self.exec("pwd", 30.0).output.strip()
-            self._run(["cp", str(self.task.path / SOLUTION), f"{CLIENT}:{workdir}/{SOLUTION}"])
+            self._copy_to_client(self.task.path / SOLUTION, f"{workdir}/{SOLUTION}")
         return Observation(self.task.spec.instruction.strip())
 
     def step(self, action: Action) -> StepOutcome:
@@ -308,7 +342,8 @@ class DockerEnvironment:
         if self._folder is None:
             return
         try:
-            self._run(["down", "-v", "--remove-orphans"], check=False)
+            rmi = ["--rmi", "local"] if self.remove_images else []
+            self._run(["down", "-v", "--remove-orphans", *rmi], check=False)
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

@@ -18,6 +18,9 @@ from iclr26.agents.sandbox import CommandResult, Sandbox, SandboxLimits
 from iclr26.core.errors import UserError
 
 SHELL_PARSER = ActionParser(code_languages=("bash", "sh", "shell", ""), controls=("DONE", "FAIL"))
+CHECK_ENV = {"HOME": "/tmp", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+"""The check runs with a HOME of its own (the fresh private /tmp), not the agent's work dir, and no
+user site-packages: a usercustomize or .pth the agent planted there does not run in it."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class ShellEnvironment:
         if self.sandbox is None:
             raise RuntimeError("reset() first")
         limits = dataclasses.replace(self.limits, episode_s=None)
-        with Sandbox(self.sandbox.workdir, limits=limits) as checker:
+        with Sandbox(self.sandbox.workdir, limits=limits, env=CHECK_ENV) as checker:
             return checker.run(self.task.check).ok
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ import torch
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.config import config_to_dict, with_changes
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.parallel import parallel_map
@@ -134,7 +135,7 @@ def _train_one(
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     if checkpoint.exists():  # the training's own wall time, summed over the runs that resumed it
-        seconds = float(torch.load(checkpoint, weights_only=True).get("seconds", seconds))
+        seconds = float(load_checkpoint(checkpoint).get("seconds", seconds))
     return {k: v.cpu() for k, v in net.state_dict().items()}, losses, seconds
 
 

@@ -136,7 +136,7 @@ def test_checkpoint_every_step_resumes_where_it_stopped(tmp_path):
     straight, history, _ = run(tmp_path / "a.pt")
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path / "b.pt", stop_after=2)
-    assert torch.load(tmp_path / "b.pt", weights_only=False)["trainer"]["step"] == 2
+    assert torch.load(tmp_path / "b.pt", weights_only=True)["trainer"]["step"] == 2
     resumed, again, done = run(tmp_path / "b.pt")
     assert done == [2, 1]  # two steps read back, one trained
     assert [h["step"] for h in again] == [1, 2, 3]

@@ -1,15 +1,19 @@
-"""Atomic file writes: a crash mid-write leaves the previous file intact."""
+"""Atomic file writes (a crash mid-write leaves the previous file intact), and checkpoints that
+are loaded as tensors and plain data only, never as code."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import torch
+
+from iclr26.core.errors import UserError
 
 
 def atomic_write(path: Path | str, write: Callable[[IO[bytes]], Any]) -> None:
@@ -38,3 +42,19 @@ def write_text_atomic(path: Path | str, text: str) -> None:
 def save_checkpoint(path: Path | str, state: dict[str, Any]) -> None:
     """torch.save `state` atomically (see `atomic_write`)."""
     atomic_write(path, lambda f: torch.save(state, f))
+
+
+def load_checkpoint(path: Path | str, map_location: Any = None) -> Any:
+    """`torch.load(path, weights_only=True)`: tensors, dicts, lists, tuples, strings and numbers only.
+
+    A run folder may be shared, so a checkpoint in it is data, never code: a file that holds any
+    other pickled object (one whose unpickling would run code) is refused with a `UserError`
+    naming it, and nothing in it is executed.
+    """
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise UserError(
+            f"{path} holds more than tensors and plain data (a pickled object, which could run code), "
+            "so it is not loaded; delete it to start afresh"
+        ) from e

@@ -53,11 +53,20 @@ class RunContext:
         goes into results.json (`llm_usage`: what this run spent, also on a model shared with
         other runs). With `cache`, answers are kept in the run folder's `cache_name`, so a
         resumed run never asks the same question twice (give conditions whose cost is compared
-        their own cache file: a hit costs no tokens)."""
+        their own cache file: a hit costs no tokens). The served model's identity is recorded in
+        the run folder; resuming it with another model is a `UserError` (`check_run_model`)."""
         from iclr26.core.llm import get_chat_model
+        from iclr26.core.llm.identity import check_run_model, model_identity
 
         db = self.out_dir / cache_name if cache else None
         model = get_chat_model(backend, path, cache=db, max_concurrency=max_concurrency)
+        try:
+            check_run_model(self.out_dir, f"{backend}:{path}" if path else backend, model_identity(model))
+        except BaseException:
+            close = getattr(model, "close", None)
+            if close is not None:
+                close()
+            raise
         self.models.append((model, model.usage.total))
         return model
 

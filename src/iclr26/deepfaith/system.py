@@ -13,6 +13,7 @@ from scipy.stats import rankdata
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.distributed import init_distributed
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
@@ -93,7 +94,7 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
     x = task.x_train[: cfg.train_inputs]
     target = task.predict(x)
     if cache.exists():
-        sup = torch.load(cache, weights_only=False)
+        sup = load_checkpoint(cache)
     else:
         maps, _ = explain_all(methods, task.model, task.space, x, target, **prior_kw, seed=cfg.seed)
         scores = {

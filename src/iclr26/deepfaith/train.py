@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.distributed import DistInfo, all_reduce_mean
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.deepfaith.explainer import AmortizedExplainer
@@ -104,7 +104,7 @@ def train_explainer(
     history: list[dict] = []
     start = 0
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
+        state = load_checkpoint(checkpoint)
         explainer.load_state_dict(state["explainer"])
         opt.load_state_dict(state["optimizer"])
         weight = DynamicWeight(**state["weight"])

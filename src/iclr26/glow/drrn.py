@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint, write_text_atomic
 from iclr26.core.config import ConfigError, config_to_dict
 from iclr26.core.device import resolve_device
 from iclr26.core.seeding import derive_seed
@@ -384,7 +384,7 @@ def _train(
     path = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
 
     if path is not None and path.exists():
-        ckpt = torch.load(path, map_location=device, weights_only=False)
+        ckpt = load_checkpoint(path, device)
         now = config_to_dict(config)
         diff = sorted(k for k, v in now.items() if k not in _RUNTIME_FIELDS and ckpt["config"].get(k) != v)
         if diff or ckpt["game"] != game.name:

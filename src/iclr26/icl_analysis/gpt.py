@@ -66,7 +66,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.config import ConfigError
 from iclr26.core.distributed import all_reduce_mean, init_distributed
 from iclr26.core.schedule import warmup_cosine
@@ -667,7 +667,7 @@ def train_icl_gpt(
     start = 0
     ckpt = latest_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
     if ckpt is not None:
-        state = torch.load(ckpt, map_location=info.device, weights_only=True)
+        state = load_checkpoint(ckpt, info.device)
         saved, now = state["config"], asdict(cfg)
         differ = [k for k in now if k not in _RESUME_IGNORES and saved.get(k) != now[k]]
         if differ:

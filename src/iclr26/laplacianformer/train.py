@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_int, check_interval
 from iclr26.laplacianformer.data import ImageTask
@@ -89,7 +90,7 @@ def train_classifier(
     gen = torch.Generator().manual_seed(seed)
     start_epoch, elapsed, loss_value = 0, 0.0, float("nan")
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, map_location=device, weights_only=False)
+        state = load_checkpoint(checkpoint, device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint, write_text_atomic
 from iclr26.core.config import ConfigError
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.seeding import derive_seed
@@ -122,7 +122,7 @@ def train_evaluator(
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
     ckpt, start, losses = out_dir / "checkpoint.pt", 0, []
     if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
+        state = load_checkpoint(ckpt)
         if state["config"] != asdict(cfg) or state["n_train"] != len(train):
             raise ConfigError(f"{ckpt} is from a run with another config or training set; use a new folder")
         net.load_state_dict(state["model"])

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.seeding import derive_seed
 from iclr26.pic.algorithms.sac import SAC, SACConfig
 from iclr26.pic.algorithms.td3 import TD3
@@ -74,7 +74,7 @@ def train_behavior(
     run = BehaviorRun()
     ckpt = out / "checkpoint.pt"
     if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=True)
+        state = load_checkpoint(ckpt)
         if state.get("format") not in (1, CHECKPOINT_FORMAT):
             raise ValueError(
                 f"{ckpt} has checkpoint format {state.get('format')}, expected {CHECKPOINT_FORMAT}"

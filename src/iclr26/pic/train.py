@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.seeding import derive_seed
 from iclr26.pic.algorithms import ALGORITHMS
 from iclr26.pic.algorithms.common import Algorithm, BatchSampler, return_range_reward_scale
@@ -103,7 +103,7 @@ def train_offline(
 
     step, history, window, train_time = 0, [], _Window(), 0.0
     if path is not None and path.exists():
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = load_checkpoint(path, "cpu")
         algo.load_state_dict(ckpt["algorithm"])
         sampler.load_state_dict(ckpt["sampler"])
         step, history, train_time = int(ckpt["step"]), list(ckpt["history"]), float(ckpt["train_time_s"])

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.rlvr.grpo import GRPOTrainer
 from iclr26.rlvr.tasks import GENERATORS
 
@@ -44,7 +44,7 @@ def train_steps(
     rng = np.random.default_rng(seed)
     history: list[dict] = []
     if checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
+        state = load_checkpoint(checkpoint)
         trainer.load_state_dict(state["trainer"])
         gen.set_state(state["gen"])
         rng.bit_generator.state = state["rng"]

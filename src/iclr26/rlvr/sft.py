@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_int, check_interval
 from iclr26.rlvr.policy import Policy
@@ -91,7 +92,7 @@ def pretrain(
     pairs = parse_mix(cfg.mix)
     start, elapsed, loss_v = 0, 0.0, float("nan")
     if checkpoint is not None and checkpoint.exists():
-        st = torch.load(checkpoint, weights_only=False)
+        st = load_checkpoint(checkpoint)
         model.load_state_dict(st["model"])
         opt.load_state_dict(st["opt"])
         sched.load_state_dict(st["sched"])

@@ -20,7 +20,7 @@ import numpy as np
 import sacrebleu
 import torch
 
-from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint, write_text_atomic
 from iclr26.core.config import ConfigError
 from iclr26.core.device import resolve_device
 from iclr26.core.errors import UserError
@@ -174,7 +174,7 @@ def train_translator(
     start = 0
     resolved = {"kind": kind, **asdict(cfg)}
     if ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
+        state = load_checkpoint(ckpt, device)
         saved = {k: v for k, v in state["config"].items() if k not in ("epochs", "device")}
         now = {k: v for k, v in resolved.items() if k not in ("epochs", "device")}
         if saved != now:
@@ -265,7 +265,7 @@ def load_translator(path: Path | str, device: str = "cpu") -> Translator:
         path = path / CHECKPOINT
     if not path.exists():
         raise UserError(f"no translator checkpoint at {path}; train one with train_translator first")
-    state = torch.load(path, map_location=resolve_device(device), weights_only=False)
+    state = load_checkpoint(path, resolve_device(device))
     cfg_dict = dict(state["config"])
     kind = cfg_dict.pop("kind")
     model = build_translator(kind, Vocab(state["vocab"][4:]), state["glosses"], TrainConfig(**cfg_dict))

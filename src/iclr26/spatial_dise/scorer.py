@@ -32,7 +32,7 @@ from einops import rearrange
 from PIL import Image
 from torch import nn
 
-from iclr26.core.checkpoint import atomic_write, save_checkpoint, write_text_atomic
+from iclr26.core.checkpoint import atomic_write, load_checkpoint, save_checkpoint, write_text_atomic
 from iclr26.core.distributed import init_distributed
 from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
@@ -308,7 +308,7 @@ def load_scorer(path: Path | str) -> OptionScorer:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"no scorer checkpoint at {path}")
-    return _model_from_state(torch.load(path, map_location="cpu", weights_only=False))
+    return _model_from_state(load_checkpoint(path, "cpu"))
 
 
 def train_scorer(
@@ -342,7 +342,7 @@ def train_scorer(
     start, history = 0, []
     best_epoch, best_acc = -1, -1.0
     if last.is_file():
-        state = torch.load(last, map_location="cpu", weights_only=False)
+        state = load_checkpoint(last, "cpu")
         saved = ScorerConfig(**state["config"])
         if _resume_key(saved) != _resume_key(cfg) or tuple(state["tasks"]) != model.tasks:
             raise UserError(

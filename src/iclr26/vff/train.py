@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.config import ConfigError
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_in, check_int, check_interval
@@ -194,7 +194,7 @@ def train_model(
     best: dict | None = None  # {"step", "score", "model"}: the best-scoring weights so far
     start = 0
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False, map_location=next(model.parameters()).device)
+        state = load_checkpoint(checkpoint, next(model.parameters()).device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])

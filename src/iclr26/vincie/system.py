@@ -15,6 +15,7 @@ import torch
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.config import config_to_dict, with_changes
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.parallel import parallel_map
@@ -61,34 +62,62 @@ def judge_outputs(
     return table
 
 
+def _pack_masks(rows: list[list[np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell 2-D masks as plain arrays: their shapes (sessions, turns, 2) and all their bits in
+    one flat array (a mask that was not made is 0 x 0), loadable without pickle."""
+    shapes = np.zeros((len(rows), len(rows[0]) if rows else 0, 2), np.int64)
+    bits = [np.zeros(0, bool)]
+    for i, r in enumerate(rows):
+        for k, m in enumerate(r):
+            a = np.zeros((0, 0), bool) if m is None else np.asarray(m, bool)
+            shapes[i, k] = a.shape
+            bits.append(a.ravel())
+    return shapes, np.concatenate(bits)
+
+
+def _unpack_masks(shapes: np.ndarray, bits: np.ndarray) -> list[list[np.ndarray | None]]:
+    """The masks `_pack_masks` stored (None for one that was not made)."""
+    out, at = [], 0
+    for r in shapes:
+        row: list[np.ndarray | None] = []
+        for h, w in r.tolist():
+            row.append(bits[at : at + h * w].reshape(h, w) if h * w else None)
+            at += h * w
+        out.append(row)
+    return out
+
+
 def _save(path: Path, outputs: Outputs, key: str) -> None:
-    """Keep a method's generated images and masks (a mask that was not made is stored empty)."""
-
-    def masks(rows: list[list[np.ndarray | None]]) -> np.ndarray:
-        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)  # one array per cell
-        for i, r in enumerate(rows):
-            for k, m in enumerate(r):
-                out[i, k] = np.zeros((0, 0), bool) if m is None else np.asarray(m, bool)
-        return out
-
+    """Keep a method's generated images and masks, as plain arrays (no pickled objects)."""
+    cur_shapes, cur_bits = _pack_masks(outputs.masks_current)
+    next_shapes, next_bits = _pack_masks(outputs.masks_next)
     np.savez_compressed(
-        path, images=np.asarray(outputs.images, np.float32), masks_current=masks(outputs.masks_current),
-        masks_next=masks(outputs.masks_next), seconds=outputs.seconds_per_turn, key=key,
+        path, images=np.asarray(outputs.images, np.float32), masks_current_shapes=cur_shapes,
+        masks_current_bits=cur_bits, masks_next_shapes=next_shapes, masks_next_bits=next_bits,
+        seconds=outputs.seconds_per_turn, key=np.str_(key),
     )  # fmt: skip
 
 
 def _load(path: Path, key: str) -> Outputs | None:
-    """The outputs saved at `path` when they were made under `key` (the method's config), else None."""
-    z = np.load(path, allow_pickle=True)
-    if "key" not in z or str(z["key"]) != key:
+    """The outputs saved at `path` when they were made under `key` (the method's config), else None.
+
+    Read without pickle: a file from before this format (object arrays of masks), or one holding
+    pickled objects, is not loaded and the outputs are made again."""
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            return None
+        with z:
+            if "key" not in z.files or "masks_next_bits" not in z.files or str(z["key"]) != key:
+                return None
+            return Outputs(
+                [list(r) for r in z["images"]],
+                _unpack_masks(z["masks_current_shapes"], z["masks_current_bits"]),
+                _unpack_masks(z["masks_next_shapes"], z["masks_next_bits"]),
+                float(z["seconds"]),
+            )
+    except ValueError:  # pickled data or object arrays, or shapes that do not fit the bits
         return None
-
-    def masks(a: np.ndarray) -> list[list[np.ndarray | None]]:
-        return [[np.asarray(m, bool) if m.size else None for m in r] for r in a]
-
-    return Outputs(
-        [list(r) for r in z["images"]], masks(z["masks_current"]), masks(z["masks_next"]), float(z["seconds"])
-    )
 
 
 def _train_one(
@@ -106,7 +135,7 @@ def _train_one(
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     if checkpoint.exists():  # the training's own wall time, summed over the runs that resumed it
-        seconds = float(torch.load(checkpoint, weights_only=True).get("seconds", seconds))
+        seconds = float(load_checkpoint(checkpoint).get("seconds", seconds))
     return {k: v.cpu() for k, v in net.state_dict().items()}, losses, seconds
 
 

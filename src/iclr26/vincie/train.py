@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from iclr26.core.checkpoint import save_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.config import ConfigError
 from iclr26.core.distributed import DistInfo, all_reduce_mean
 from iclr26.core.schedule import warmup_cosine
@@ -131,7 +131,7 @@ def train_session_model(
     identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed}
     identity |= {"sessions": sessions, "train": optimisation}
     if checkpoint is not None and checkpoint.exists():
-        state = torch.load(checkpoint, map_location=info.device, weights_only=True)
+        state = load_checkpoint(checkpoint, info.device)
         if state["identity"] != identity:
             raise ConfigError(
                 f"checkpoint {checkpoint} holds another model, proxy set, seed, dataset or optimisation; "

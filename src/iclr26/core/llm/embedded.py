@@ -18,6 +18,7 @@ from typing import Any
 
 from iclr26.core.errors import UserError
 from iclr26.core.llm.base import LLMError, OpenAIWireModel, callback_chunks
+from iclr26.core.llm.identity import files_fingerprint
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -94,6 +95,14 @@ class EmbeddedChatModel(OpenAIWireModel):
         self.name = f"embedded:{path.stem}"
         self._server = xllamacpp.Server(params)
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+
+    @functools.cached_property
+    def _identity(self) -> str:
+        return f"embedded:{self.model_path.name}:{files_fingerprint([self.model_path])}"
+
+    def identity(self) -> str:
+        """`embedded:<file name>:<fingerprint of the GGUF>`: another file is another model."""
+        return self._identity
 
     shared = False  # the process-wide instance of `shared_embedded_model`: close() leaves it open
 

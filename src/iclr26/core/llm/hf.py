@@ -26,7 +26,10 @@ from iclr26.core.llm.base import (
     validate_request,
 )
 from iclr26.core.llm.embedded import smollm2_gguf_path
+from iclr26.core.llm.identity import files_fingerprint
 from iclr26.core.llm.usage import UsageMeter
+
+_MODEL_SUFFIXES = (".json", ".safetensors", ".bin", ".gguf", ".model", ".txt")  # what makes the model
 
 
 def smollm2_hf_dir(cache_dir: Path | None = None) -> Path:
@@ -97,9 +100,18 @@ class TransformersChatModel:
         self.model.eval()
         self.device = torch.device(device)
         self.name = f"transformers:{path.name}"
+        self.path = path
+        self._identity: str | None = None
         self.usage = UsageMeter()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+
+    def identity(self) -> str:
+        """`transformers:<folder>:<fingerprint of its config and weight files>`, computed once."""
+        if self._identity is None:
+            files = [p for p in self.path.iterdir() if p.is_file() and p.suffix in _MODEL_SUFFIXES]
+            self._identity = f"transformers:{self.path.name}:{files_fingerprint(files)}"
+        return self._identity
 
     def prompt(self, messages: Sequence[Message], prefix: str | None = None) -> str:
         """The model's chat template applied to `messages`, ready for the assistant's turn (which

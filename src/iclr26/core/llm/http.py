@@ -68,6 +68,8 @@ class OpenAIChatModel(OpenAIWireModel):
         self.supports_images = supports_images
         self.max_concurrency = max_concurrency
         self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._identity: str | None = None
+        self._identity_lock = threading.Lock()
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
@@ -88,6 +90,36 @@ class OpenAIChatModel(OpenAIWireModel):
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+    def identity(self) -> str:
+        """The model the server serves, asked once: `http:<id>` from its `/v1/models` (the id
+        matching `model`, else the only one listed); `http:<model>@<base_url>` when the server
+        does not say."""
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = f"http:{self._served_model()}"
+            return self._identity
+
+    def _served_model(self) -> str:
+        url = self.url.removesuffix("/chat/completions") + "/models"
+        try:
+            resp = self._client.get(url)
+        except httpx.ConnectError as e:
+            raise LLMConnectionError(
+                f"cannot connect to the LLM server at {url} ({e}); start the server, "
+                "or fix/unset ICLR26_LLM_BASE_URL to use the embedded SmolLM2"
+            ) from e
+        except httpx.TransportError:
+            resp = None
+        ids: list[str] = []
+        if resp is not None and resp.status_code == 200:
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                ids = sorted(str(m["id"]) for m in resp.json()["data"])
+        if self.model in ids:
+            return str(self.model)
+        if len(ids) == 1:  # a one-model server (llama.cpp) answers with it whatever name is asked for
+            return ids[0]
+        return f"{self.model or 'default'}@{self.base_url}"
 
     def _send(self, body: dict[str, Any], stream: bool) -> httpx.Response:
         """POST `body`, retrying on 408/409/429/5xx and timeouts; the caller closes the response."""

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tarfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -115,9 +116,47 @@ def test_endless_output_is_bounded_and_a_sleeper_is_killed_at_its_timeout():
     wait_until(gone, 5.0, "the background sleeper dies with the timed-out command")
 
 
-needs_engine = pytest.mark.skipif(
-    not docker_available()[0], reason=f"no Docker engine: {docker_available()[1]}"
-)
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Iterator[None]:
+    """A Docker engine: the running one, else one of our own that this module starts (as root, with
+    Debian's dockerd) on a private socket and data folder, and stops after; skips only where neither
+    can be had, naming why."""
+    ok, why = docker_available()
+    if ok:
+        yield
+        return
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        pytest.skip(f"no Docker engine ({why}) and none can be started here (needs root and dockerd)")
+    root = tmp_path_factory.mktemp("dockerd")
+    sock = root / "docker.sock"
+    log = (root / "dockerd.log").open("wb")
+    daemon = subprocess.Popen(
+        ["dockerd", f"--data-root={root / 'data'}", f"--exec-root={root / 'exec'}", f"-H=unix://{sock}",
+         f"--pidfile={root / 'pid'}", "--bridge=none", "--iptables=false"],
+        stdout=log, stderr=log, start_new_session=True,
+    )  # fmt: skip
+    old = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = f"unix://{sock}"
+    try:
+        deadline = time.monotonic() + 60
+        while not (ok := docker_available())[0] and daemon.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not ok[0]:
+            pytest.skip(f"our dockerd did not come up: {(root / 'dockerd.log').read_text()[-300:]}")
+        yield
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+        log.close()
+        if old is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = old
+
+
 BASE_IMAGE = "iclr26-test-base:2"  # a new tag whenever BASE_TOOLS changes
 BASE_TOOLS = (
     "bash",
@@ -137,7 +176,7 @@ BASE_TOOLS = (
 
 
 @pytest.fixture(scope="module")
-def base_image(tmp_path_factory) -> str:
+def base_image(engine, tmp_path_factory) -> str:
     """A tiny local image of this machine's bash and coreutils (no registry here): `docker import` of
     the tools, their libraries and the loader."""
     if subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True).returncode == 0:
@@ -179,7 +218,6 @@ printf '=== short test summary info ===\\n%s test_outputs.py::test_marker\\n' "$
 SHELL_RUN_TESTS = "#!/bin/bash\nbash $TEST_DIR/check.sh\n"
 
 
-@needs_engine
 def test_in_a_container_no_network_limits_bounded_output_killed_commands_and_our_own_tests(
     tmp_path, base_image
 ):

@@ -9,14 +9,13 @@ reported apart, as the paper does.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from iclr26.agents import Agent
-from iclr26.core.jsonfile import read_log
+from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.parallel import parallel_map
 from iclr26.devops_gym.runner import RunLimits, TrialResult, run_trial
 from iclr26.devops_gym.task import Task
@@ -68,8 +67,7 @@ def run_agent(
     todo = [t for t in tasks if t.task_id not in done]
 
     def record(result: TrialResult) -> None:
-        with trials_file.open("a") as f:
-            f.write(json.dumps(dataclasses.asdict(result)) + "\n")
+        append_log(trials_file, dataclasses.asdict(result))
         done[result.task_id] = result
         if on_result is not None:
             on_result(result)

@@ -14,7 +14,8 @@ SETTINGS = {"attentions": "softmax", "train.epochs": "1", "scaling_lengths": "64
 
 def test_a_torn_done_marker_is_redone(tmp_path) -> None:
     out = tmp_path / "run"
-    record, _ = run_system(SYSTEM, "smoke", SETTINGS, out=out)
+    first, _ = run_system(SYSTEM, "smoke", SETTINGS, out=out)
+    assert first.status == "complete"
     (marker,) = (out / "train").glob("*.json")
     whole = marker.read_bytes()
     for torn in (b"", whole[: len(whole) // 2], whole[:-1], b"\xe2\x82", b"[1, 2]"):

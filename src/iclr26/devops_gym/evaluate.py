@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.agents import Agent
+from iclr26.core.interrupt import interrupt_workers, raise_if_interrupted
 from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.parallel import parallel_map
 from iclr26.devops_gym.runner import RunLimits, TrialResult, run_trial
@@ -35,6 +36,7 @@ COLUMNS = [
 
 
 def _trial(args: tuple[Task, Agent, RunLimits, bool, str]) -> TrialResult:
+    raise_if_interrupted()  # a worker told to stop starts no trial queued for it before
     task, agent, limits, oracle, runner = args
     if runner == "docker":
         from iclr26.devops_gym.docker import run_docker_trial
@@ -78,8 +80,12 @@ def run_agent(
             record(result)
     elif jobs > 1 and len(work) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for future in as_completed([pool.submit(_trial, w) for w in work]):
-                record(future.result())
+            try:
+                for future in as_completed([pool.submit(_trial, w) for w in work]):
+                    record(future.result())
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops its trial and cleans up
+                interrupt_workers(pool)
+                raise
     else:
         for w in work:
             record(_trial(w))

@@ -1,11 +1,8 @@
-"""Atomic file writes: a crash mid-write leaves the previous file intact; "done" markers, the JSON
-record of a finished unit of work that a resume trusts (`write_done`, `read_done`)."""
+"""Atomic file writes: a crash mid-write leaves the previous file intact."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import os
 import tempfile
 from collections.abc import Callable
@@ -13,8 +10,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import torch
-
-log = logging.getLogger(__name__)
 
 
 def atomic_write(path: Path | str, write: Callable[[IO[bytes]], Any]) -> None:
@@ -53,27 +48,3 @@ def write_text_atomic(path: Path | str, text: str) -> None:
 def save_checkpoint(path: Path | str, state: dict[str, Any]) -> None:
     """torch.save `state` atomically (see `atomic_write`)."""
     atomic_write(path, lambda f: torch.save(state, f))
-
-
-def write_done(path: Path | str, record: dict[str, Any]) -> None:
-    """Mark a unit of work done by writing its result `record` (a JSON object) to `path` atomically:
-    the marker exists only once it is whole."""
-    if not isinstance(record, dict):
-        raise TypeError(f"write_done: a done record is a dict, not {type(record).__name__}")
-    write_text_atomic(path, json.dumps(record))
-
-
-def read_done(path: Path | str) -> dict[str, Any] | None:
-    """The result recorded by `write_done` at `path`, or None when that work is not done: no file, or
-    a marker that is not a whole JSON object (empty, cut off, not UTF-8), which is then redone."""
-    path = Path(path)
-    try:
-        record = json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        return None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        record = None
-    if not isinstance(record, dict):
-        log.warning("%s: not a whole done record; that work is redone", path)
-        return None
-    return record

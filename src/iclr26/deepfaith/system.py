@@ -12,8 +12,8 @@ from scipy.stats import rankdata
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.core.checkpoint import read_done, write_done
 from iclr26.core.distributed import init_distributed
+from iclr26.core.done import read_done, write_done
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
 from iclr26.deepfaith.config import DeepFaithConfig

@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 import torch
 
-from iclr26.core.checkpoint import read_done, write_done
 from iclr26.core.device import resolve_device
 from iclr26.core.distributed import init_distributed
+from iclr26.core.done import read_done, write_done
 from iclr26.core.seeding import set_seed
 from iclr26.core.system import RunContext
 from iclr26.core.validation import check_in, check_int

@@ -23,7 +23,8 @@ class RunFolderInUse(UserError):
 
 class RunFolderLock:
     """An exclusive lock on a run folder, taken at construction; `release()` (or the end of the
-    process) gives it back. The file holds the holder's pid, for the message a second run gets."""
+    `with` block, or of the process) gives it back. The file holds the holder's pid, for the
+    message a second run gets."""
 
     def __init__(self, run_dir: Path | str) -> None:
         self.path = Path(run_dir) / LOCK_FILE
@@ -43,6 +44,12 @@ class RunFolderLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd: int | None = fd
+
+    def __enter__(self) -> RunFolderLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
     def release(self) -> None:
         """Give the lock back (the file stays: removing it would let two runs lock two files)."""

@@ -33,6 +33,7 @@ from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.errors import UserError
 from iclr26.core.interrupt import Interrupted
 from iclr26.core.records import RunRecord, format_cell, load_record, markdown_table
+from iclr26.core.runlock import RunFolderLock
 from iclr26.core.system import System
 
 DEMO_TIMES = Path(__file__).resolve().parents[1] / "demo_times.json"
@@ -178,7 +179,7 @@ def run_tour(
     start = time.perf_counter()
     outcomes: dict[str, Outcome] = {}
     runs = _Runs()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with RunFolderLock(root), ThreadPoolExecutor(max_workers=jobs) as pool:  # one tour per folder
         futures = {pool.submit(run_one, s, preset, root, threads, runs): s for s in systems}
         try:
             for f in as_completed(futures):

@@ -28,6 +28,9 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
+    def __reduce__(self) -> tuple[type[Interrupted], tuple[int]]:
+        return Interrupted, (self.signum,)  # a pool worker's Interrupted reaches the parent whole
+
     @property
     def name(self) -> str:
         """SIGINT or SIGTERM."""

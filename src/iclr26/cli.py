@@ -16,6 +16,7 @@ from rich.table import Table as RichTable
 from iclr26.catalog import PAPERS, all_systems, get_system, status_of
 from iclr26.core.config import describe_config, parse_overrides
 from iclr26.core.errors import UserError
+from iclr26.core.interrupt import Interrupted, exit_code, stop_on_signals
 from iclr26.core.records import load_record, now_stamp, write_report
 from iclr26.core.runner import run_system
 
@@ -41,6 +42,15 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     # one line, however long: no wrapping, and brackets in the message are text, not markup
     console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def _interrupted(interrupt: KeyboardInterrupt, resume: str) -> typer.Exit:
+    # one line; the exit status says which signal: 130 for SIGINT (Ctrl-C), 143 for SIGTERM
+    how = interrupt.name if isinstance(interrupt, Interrupted) else "Ctrl-C"
+    console.print(
+        f"[bold red]interrupted[/] by {how}; re-run with {escape(resume)} to resume", highlight=False
+    )
+    return typer.Exit(exit_code(interrupt))
 
 
 @app.command("list")
@@ -109,11 +119,14 @@ def run(
         _triton_interpreter_without_gpu()
         system = get_system(name)
         overrides = parse_overrides(set_ or [])
-        record, run_dir = run_system(system, preset, overrides, out=out, console=console)
+        with stop_on_signals():  # SIGTERM too stops the children and records what finished
+            record, run_dir = run_system(system, preset, overrides, out=out, console=console)
     except UserError as e:
         if debug:
             raise
         raise _fail(str(e), e.exit_code) from None
+    except KeyboardInterrupt as e:
+        raise _interrupted(e, f"--out {out}" if out is not None else "--out on its run folder") from None
     console.print(f"[bold green]done[/] in {record.wall_time_s:.1f} s → {run_dir / 'report.md'}")
 
 
@@ -162,13 +175,16 @@ def demo(
             raise UserError("no system left to run: check --only and --skip")
         root = out if out is not None else Path("runs") / "demo" / now_stamp()
         start = time.perf_counter()
-        outcomes = run_tour(
-            systems, root, preset=preset, jobs=jobs, say=lambda m: console.print(m, highlight=False)
-        )
+        with stop_on_signals():  # each system's run is told too, and records what it finished
+            outcomes = run_tour(
+                systems, root, preset=preset, jobs=jobs, say=lambda m: console.print(m, highlight=False)
+            )
     except UserError as e:
         if debug:
             raise
         raise _fail(str(e), e.exit_code) from None
+    except KeyboardInterrupt as e:
+        raise _interrupted(e, f"--out {root}") from None
     page = write_summary(root, outcomes, preset, wall_s=time.perf_counter() - start)
     for o in outcomes:
         cc = o.record.report.claim_check if o.record else None

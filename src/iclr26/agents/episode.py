@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core.jsonfile import append_log, read_log
 
 
 @dataclass
@@ -84,38 +84,22 @@ class Episode:
 
 
 def write_episodes(path: Path | str, episodes: Iterable[Episode], *, append: bool = True) -> Path:
-    """Write episodes as JSON lines; each line is flushed and fsynced, so a crash loses no finished one."""
+    """Write episodes as JSON lines; appended with `core.jsonfile.append_log` (each line whole and
+    fsynced, a torn last line from a crash cut off first), so a crash loses no finished one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in episodes]
     if not append:
-        write_text_atomic(path, "".join(lines))
+        write_text_atomic(path, "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in episodes))
         return path
-    with path.open("a", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+    for e in episodes:
+        append_log(path, e.to_json())
     return path
 
 
 def read_episodes(path: Path | str) -> list[Episode]:
-    """The episodes in a JSONL file; a torn last line (a crash mid-write) is skipped."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    out = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(Episode.from_json(json.loads(line)))
-        except json.JSONDecodeError:
-            if i == len(lines) - 1:
-                break  # the line being written when the run stopped
-            raise ValueError(f"{path}: line {i + 1} is not JSON") from None
-    return out
+    """The episodes in a JSONL file (`core.jsonfile.read_log`: a torn last line from a crash mid-write,
+    a cut UTF-8 character included, is dropped and that episode redone)."""
+    return [Episode.from_json(d) for d in read_log(path)]
 
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}

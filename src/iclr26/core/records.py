@@ -154,13 +154,14 @@ def make_run_dir(root: Path | str, system: str, stamp: str | None = None) -> Pat
     """Create and return `root/system/<stamp>`; a clash gets a numeric suffix."""
     base = Path(root) / system
     stamp = stamp or now_stamp()
-    path = base / stamp
-    k = 1
-    while path.exists():
-        path = base / f"{stamp}-{k}"
-        k += 1
-    path.mkdir(parents=True)
-    return path
+    base.mkdir(parents=True, exist_ok=True)
+    path, k = base / stamp, 1
+    while True:
+        try:
+            path.mkdir()  # atomic: of two runs started in the same second, each gets its own folder
+            return path
+        except FileExistsError:
+            path, k = base / f"{stamp}-{k}", k + 1
 
 
 def _json_safe(v: Any) -> Any:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
+import tempfile
 import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -14,6 +16,8 @@ from iclr26.core.config import ConfigError, config_to_dict
 from iclr26.core.device import resolve_device
 from iclr26.core.distributed import launch_env
 from iclr26.core.errors import UserError
+from iclr26.core.interrupt import Interrupted
+from iclr26.core.jsonfile import read_log
 from iclr26.core.records import (
     RESULTS_FILE,
     Report,
@@ -24,6 +28,7 @@ from iclr26.core.records import (
     save_record,
     write_report,
 )
+from iclr26.core.runlock import RunFolderLock
 from iclr26.core.system import RunContext, System
 
 
@@ -47,6 +52,22 @@ def _check_resumable(run_dir: Path, name: str, preset: str, config: dict) -> Non
         )
 
 
+def finished_work(run_dir: Path) -> list[str]:
+    """What an interrupted run leaves for its resume: the records in each append-only log and the
+    done markers (JSON files) in each subfolder of `run_dir`."""
+    notes = []
+    for log in sorted(run_dir.glob("*.jsonl")):
+        try:
+            notes.append(f"finished: {len(read_log(log))} records in {log.name}")
+        except UserError as e:
+            notes.append(f"unreadable log: {e}")
+    for folder in sorted(p for p in run_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        done = sum(1 for f in folder.glob("*.json") if not f.name.startswith("."))
+        if done:
+            notes.append(f"finished: {done} results in {folder.name}/")
+    return notes
+
+
 def run_system(
     system: System,
     preset: str = "demo",
@@ -59,8 +80,10 @@ def run_system(
     """Run `system` at `preset` with `overrides`; write results.json and report.md.
 
     `out` names the run folder explicitly; running again with the same `out` lets the system
-    resume from the checkpoints it left there. An exception or Ctrl-C still writes a record
-    (status `failed`/`interrupted`) before it propagates.
+    resume from the checkpoints it left there. The folder is locked for the run: a second run into it
+    raises `RunFolderInUse`. An exception, Ctrl-C or (under `core.interrupt.stop_on_signals`)
+    SIGTERM still writes a record (status `failed`/`interrupted`, the latter with what finished)
+    before it propagates.
     """
     if system.unavailable:
         raise SystemNotImplemented(f"system {system.name!r} is unavailable here: {system.unavailable}")
@@ -83,16 +106,25 @@ def run_system(
             # rank 0 owns the folder; other ranks keep their own record and checkpoints in rank<r>/
             run_dir = Path(out) if rank == 0 else Path(out) / f"rank{rank}"
             run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
+        tempfile.TemporaryFile(dir=run_dir).close()  # writable? (no fixed name for two runs to race on)
     except OSError as e:
         where = out if out is not None else runs_root
         raise UserError(
             f"cannot write the run folder under {where}: {e.strerror or e}; give a writable --out"
         ) from e
-    if out is not None:
-        _check_resumable(run_dir, system.name, preset, config_to_dict(config))
+    lock = RunFolderLock(run_dir)  # one run per folder: a second one stops here, naming the first
+    try:
+        if out is not None:
+            _check_resumable(run_dir, system.name, preset, config_to_dict(config))
+        return _run_in(system, preset, config, run_dir, console)
+    finally:
+        lock.release()
+
+
+def _run_in(
+    system: System, preset: str, config: Any, run_dir: Path, console: Console
+) -> tuple[RunRecord, Path]:
+    """Run `system` in the locked `run_dir`, keeping its record up to date (see `run_system`)."""
     seed = getattr(config, "seed", None)
     record = RunRecord(
         system=system.name,
@@ -117,9 +149,11 @@ def run_system(
             raise TypeError(f"{system.name}.run returned {type(report).__name__}, not a Report")
         record.report = report
         record.status = "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         record.status = "interrupted"
-        record.error = "interrupted (Ctrl-C); re-run with --out on this folder to resume"
+        how = e.name if isinstance(e, Interrupted) else "Ctrl-C"
+        record.error = f"interrupted ({how}); re-run with --out on this folder to resume"
+        record.report = Report(notes=finished_work(run_dir))
         raise
     except BaseException as e:
         record.status = "failed"

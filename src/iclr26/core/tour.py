@@ -14,11 +14,14 @@ Expected times come from `demo_times.json` beside this package's root, written b
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -28,7 +31,9 @@ from typing import Any
 
 from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.errors import UserError
+from iclr26.core.interrupt import Interrupted
 from iclr26.core.records import RunRecord, format_cell, load_record, markdown_table
+from iclr26.core.runlock import RunFolderLock
 from iclr26.core.system import System
 
 DEMO_TIMES = Path(__file__).resolve().parents[1] / "demo_times.json"
@@ -92,7 +97,39 @@ def _command(system: System, preset: str, run_dir: Path, threads: int) -> list[s
     return cmd
 
 
-def run_one(system: System, preset: str, root: Path, threads: int) -> Outcome:
+class _Runs:
+    """The system runs a tour has going, so that an interrupted tour stops them all and starts none."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._stopping: int | None = None
+
+    def run(self, argv: list[str], **kw: Any) -> int:
+        """Run `argv` to its end (Popen's keywords in `kw`); its exit status."""
+        with self._lock:
+            if self._stopping is not None:
+                raise Interrupted(self._stopping)
+            proc = subprocess.Popen(argv, **kw)
+            self._procs.add(proc)
+        try:
+            return proc.wait()
+        finally:
+            with self._lock:
+                self._procs.discard(proc)
+
+    def stop(self, signum: int) -> None:
+        """Pass `signum` on to every run going (each then stops its own children and records what
+        it finished, see `core.interrupt`), and start no other."""
+        with self._lock:
+            self._stopping = signum
+            procs = list(self._procs)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signum)
+
+
+def run_one(system: System, preset: str, root: Path, threads: int, runs: _Runs | None = None) -> Outcome:
     """Run one system's preset in its own process under `root/NAME`; reuse a complete run."""
     run_dir = root / system.name
     done = _finished(run_dir, preset)
@@ -102,18 +139,18 @@ def run_one(system: System, preset: str, root: Path, threads: int) -> Outcome:
     env = {**os.environ, **dict.fromkeys(THREAD_VARS, str(threads))}
     start = time.perf_counter()
     with (run_dir / "tour.log").open("ab") as log:
-        proc = subprocess.run(
+        code = (runs or _Runs()).run(
             _command(system, preset, run_dir, threads), stdout=log, stderr=subprocess.STDOUT, env=env
         )
     wall = time.perf_counter() - start
     record = _finished(run_dir, preset)
-    if proc.returncode == 0 and record is not None:
+    if code == 0 and record is not None:
         return Outcome(system, run_dir, "complete", wall, record)
     try:
         partial = load_record(run_dir)
-        error = partial.error or f"exit status {proc.returncode}"
+        error = partial.error or f"exit status {code}"
     except (FileNotFoundError, ValueError):
-        partial, error = None, f"exit status {proc.returncode}"
+        partial, error = None, f"exit status {code}"
     tail = (run_dir / "tour.log").read_text(errors="replace").strip().splitlines()[-1:]
     return Outcome(system, run_dir, "failed", wall, partial, error + (f" ({tail[0][:200]})" if tail else ""))
 
@@ -141,22 +178,28 @@ def run_tour(
     say(f"{len(systems)} systems, {jobs} at a time, {threads} thread(s) each → {root}")
     start = time.perf_counter()
     outcomes: dict[str, Outcome] = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_one, s, preset, root, threads): s for s in systems}
-        for f in as_completed(futures):
-            o = f.result()
-            outcomes[o.system.name] = o
-            exp = expected.get(o.system.name)
-            exp_text = f", expected {exp:.0f} s" if exp else ""
-            what = (
-                "reused the finished run"
-                if o.status == "reused"
-                else f"{o.status} in {o.wall_s:.0f} s{exp_text}"
-            )
-            say(
-                f"[{len(outcomes)}/{len(systems)}] {o.system.name}: {what} · elapsed "
-                f"{time.perf_counter() - start:.0f} s" + (f" · {o.error}" if o.error else "")
-            )
+    runs = _Runs()
+    with RunFolderLock(root), ThreadPoolExecutor(max_workers=jobs) as pool:  # one tour per folder
+        futures = {pool.submit(run_one, s, preset, root, threads, runs): s for s in systems}
+        try:
+            for f in as_completed(futures):
+                o = f.result()
+                outcomes[o.system.name] = o
+                exp = expected.get(o.system.name)
+                exp_text = f", expected {exp:.0f} s" if exp else ""
+                what = (
+                    "reused the finished run"
+                    if o.status == "reused"
+                    else f"{o.status} in {o.wall_s:.0f} s{exp_text}"
+                )
+                say(
+                    f"[{len(outcomes)}/{len(systems)}] {o.system.name}: {what} · elapsed "
+                    f"{time.perf_counter() - start:.0f} s" + (f" · {o.error}" if o.error else "")
+                )
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the runs going stop, each recording its part
+            pool.shutdown(wait=False, cancel_futures=True)
+            runs.stop(e.signum if isinstance(e, Interrupted) else signal.SIGINT)
+            raise
     return [outcomes[s.name] for s in systems]
 
 

@@ -4,7 +4,6 @@ and per-input latency."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 
@@ -15,6 +14,7 @@ from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.checkpoint import load_checkpoint
 from iclr26.core.distributed import init_distributed
+from iclr26.core.done import read_done, write_done
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
 from iclr26.deepfaith.config import DeepFaithConfig
@@ -163,12 +163,13 @@ def run(cfg: DeepFaithConfig, ctx: RunContext) -> Report:
     results = {}
     for name in cfg.tasks:
         done = ctx.out_dir / f"{name}.json"
-        if done.exists():
-            results[name] = json.loads(done.read_text())
+        prior = read_done(done)
+        if prior is not None:
+            results[name] = prior
             ctx.log(f"{name}: reloaded from an earlier run")
             continue
         results[name] = run_task(cfg, name, ctx)
-        done.write_text(json.dumps(results[name]))
+        write_done(done, results[name])
 
     tables, summary, wins = [], [], []
     for name, r in results.items():

@@ -9,14 +9,14 @@ reported apart, as the paper does.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from iclr26.agents import Agent
-from iclr26.core.jsonfile import read_log
+from iclr26.core.interrupt import interrupt_workers, raise_if_interrupted
+from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.parallel import parallel_map
 from iclr26.devops_gym.runner import RunLimits, TrialResult, run_trial
 from iclr26.devops_gym.task import Task
@@ -36,6 +36,7 @@ COLUMNS = [
 
 
 def _trial(args: tuple[Task, Agent, RunLimits, bool, str]) -> TrialResult:
+    raise_if_interrupted()  # a worker told to stop starts no trial queued for it before
     task, agent, limits, oracle, runner = args
     if runner == "docker":
         from iclr26.devops_gym.docker import run_docker_trial
@@ -68,8 +69,7 @@ def run_agent(
     todo = [t for t in tasks if t.task_id not in done]
 
     def record(result: TrialResult) -> None:
-        with trials_file.open("a") as f:
-            f.write(json.dumps(dataclasses.asdict(result)) + "\n")
+        append_log(trials_file, dataclasses.asdict(result))
         done[result.task_id] = result
         if on_result is not None:
             on_result(result)
@@ -80,8 +80,12 @@ def run_agent(
             record(result)
     elif jobs > 1 and len(work) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for future in as_completed([pool.submit(_trial, w) for w in work]):
-                record(future.result())
+            try:
+                for future in as_completed([pool.submit(_trial, w) for w in work]):
+                    record(future.result())
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops its trial and cleans up
+                interrupt_workers(pool)
+                raise
     else:
         for w in work:
             record(_trial(w))

@@ -21,7 +21,7 @@ import numpy as np
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.jsonfile import read_log
+from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
@@ -255,11 +255,10 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
     needs_llm = any(a in LLM_AGENTS or a in ABLATIONS for a, _, _ in todo)
     model = ctx.chat_model(cfg.llm, cfg.llm_path or None) if needs_llm else None
     if todo:
-        with ctx.progress("runs", len(todo)) as advance, runs_file.open("a") as out:
+        with ctx.progress("runs", len(todo)) as advance:
             for agent, path, seed in todo:
                 row = _one_run(agent, path, seed, cfg, ctx, model)
-                out.write(json.dumps(row) + "\n")
-                out.flush()
+                append_log(runs_file, row)
                 runs.append(row)
                 advance(1)
     scores = _score_table(runs)

@@ -11,6 +11,7 @@ import torch
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core.done import read_done, write_done
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
 from iclr26.laplacianformer.config import LaplacianFormerConfig
@@ -70,8 +71,9 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
             set_seed(seed)
             model = build_model(cfg, kind, task.image_size, PATCH[task_name], task.classes)
             params[(task_name, kind)] = sum(p.numel() for p in model.parameters())
-            if done.exists():  # finished in an earlier, interrupted run
-                results[(task_name, kind, seed)] = json.loads(done.read_text())
+            prior = read_done(done)
+            if prior is not None:  # finished in an earlier, interrupted run
+                results[(task_name, kind, seed)] = prior
                 advance(epochs)
                 continue
             res = train_classifier(
@@ -83,7 +85,7 @@ def run(cfg: LaplacianFormerConfig, ctx: RunContext) -> Report:
                 checkpoint=ctx.checkpoint_dir / f"{tag}.pt",
                 on_epoch=advance,
             )
-            done.write_text(json.dumps(res))
+            write_done(done, res)
             results[(task_name, kind, seed)] = res
             ctx.log(f"{tag}: test acc {res['test_acc']:.3f} ({res['train_s']:.1f} s)")
 

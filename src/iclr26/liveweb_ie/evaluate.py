@@ -8,7 +8,6 @@ from the release written for that version (`release/v<t>/`, read back with `load
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import defaultdict
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from iclr26.core.jsonfile import read_log
+from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.llm import LLMError
 from iclr26.liveweb_ie.metric import page_score
 from iclr26.liveweb_ie.release import TYPES, Record, Release
@@ -133,8 +132,7 @@ def build_wrappers(
                     "tokens": built.tokens,
                     "error": error,
                 }
-                with log_file.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(entry) + "\n")
+                append_log(log_file, entry)
             on_built()
     return out
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.records import markdown_table
 from iclr26.core.system import preset_table
 from iclr26.liveweb_ie.config import LLM_METHODS, LiveWebConfig
@@ -149,8 +150,7 @@ def run(cfg: LiveWebConfig, ctx: RunContext) -> Report:
                 live, releases[v], records, built, firsts, pages_per_group=cfg.pages_per_group
             )
             ctx.log(f"version {v} (layout {layout_of(v).version}) scored")
-        with (ctx.out_dir / "pages.jsonl").open("w", encoding="utf-8") as f:
-            f.writelines(json.dumps(asdict(r)) + "\n" for r in results)
+        write_text_atomic(ctx.out_dir / "pages.jsonl", "".join(json.dumps(asdict(r)) + "\n" for r in results))
         _save_wrappers(ctx.out_dir / "wrappers.json", built, methods)
     return _report(cfg, ctx, methods, built, results)
 

@@ -5,7 +5,6 @@ and gradient steps/s measured in the same run."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ import torch
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
+from iclr26.core.done import read_done, write_done
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
@@ -80,8 +80,9 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
             for algo_name in cfg.algorithms:
                 for s in range(cfg.seed, cfg.seed + cfg.seeds):
                     done_path = ctx.out_dir / "runs" / f"{ds_name}-{algo_name}-s{s}.json"
-                    if done_path.is_file():
-                        results.setdefault((ds_name, algo_name), []).append(json.loads(done_path.read_text()))
+                    prior = read_done(done_path)
+                    if prior is not None:
+                        results.setdefault((ds_name, algo_name), []).append(prior)
                         advance(cfg.steps)
                         continue
                     algo_cfg = cfg.algorithm_config(algo_name)
@@ -127,8 +128,7 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                         "normalized": {k: normalized_score(final, *v) for k, v in refs.items()},
                         "algorithm_config": dataclasses.asdict(algo.config),  # every default, as run
                     }
-                    done_path.parent.mkdir(parents=True, exist_ok=True)
-                    done_path.write_text(json.dumps(rec))
+                    write_done(done_path, rec)
                     results.setdefault((ds_name, algo_name), []).append(rec)
                     rate = rec["steps_per_s"]
                     ctx.log(f"{ds_name} {algo_name} seed {s}: return {final:.1f}, {rate:.0f} steps/s")

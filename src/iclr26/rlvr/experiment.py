@@ -18,7 +18,6 @@ an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import torch
 
 from iclr26.core.device import resolve_device
 from iclr26.core.distributed import init_distributed
+from iclr26.core.done import read_done, write_done
 from iclr26.core.seeding import set_seed
 from iclr26.core.system import RunContext
 from iclr26.core.validation import check_in, check_int
@@ -272,8 +272,8 @@ class Experiment:
                 for method in methods:
                     name = f"{method.replace('+', '_')}-s{seed}"
                     done = ctx.out_dir / "rl" / f"{name}.json"
-                    if done.exists():
-                        rec = json.loads(done.read_text())
+                    rec = read_done(done)
+                    if rec is not None:
                         advance(cfg.rl_steps)
                     else:
                         trainer = self.trainer(copy.deepcopy(self.policy))
@@ -298,8 +298,7 @@ class Experiment:
                             "history": history,
                             "extra": extra,
                         }
-                        done.parent.mkdir(exist_ok=True)
-                        done.write_text(json.dumps(rec))
+                        write_done(done, rec)
                     records[method].append(rec)
                     if describe is not None:
                         ctx.log(f"{method} seed {seed}: {describe(rec)}")

@@ -11,7 +11,6 @@ cached there, so an interrupted run resumes and a rerun is instant.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +22,7 @@ from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.config import with_changes
 from iclr26.core.errors import UserError
 from iclr26.core.intervals import bootstrap_interval
-from iclr26.core.jsonfile import read_log
+from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.llm.base import ChatModel
 from iclr26.core.llm.cache import CachedChatModel
 from iclr26.core.llm.usage import Usage
@@ -300,11 +299,10 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
         refiners = {
             row: _refiner(row, m, _solver(row, m, searches[row], cfg), cfg) for row, m in models.items()
         }
-        with ctx.progress("answers", len(todo)) as advance, answers_file.open("a") as out:
+        with ctx.progress("answers", len(todo)) as advance:
             for row, q in todo:
                 record = _answer(row, q, refiners[row], searches[row], cfg, models[row])
-                out.write(json.dumps(record) + "\n")
-                out.flush()
+                append_log(answers_file, record)
                 answers.append(record)
                 advance(1)
         notes.append(f"LLM calls through core.llm ({cfg.llm}: {next(iter(models.values())).name})")

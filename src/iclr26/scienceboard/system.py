@@ -6,7 +6,6 @@ prints how each maps onto our apps."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import time
@@ -27,6 +26,7 @@ from iclr26.agents import (
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import append_log
 from iclr26.core.records import markdown_table
 from iclr26.core.system import preset_table
 from iclr26.scienceboard.config import DOMAINS, ScienceBoardConfig
@@ -129,10 +129,9 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
                 write_html(ctx.out_dir / "episodes.html", episodes, "the model agent on ScienceBoard")
             seconds[name] = time.perf_counter() - t0
             runs[name] = episodes
-            with (ctx.out_dir / "checks.jsonl").open("a", encoding="utf-8") as f:  # why each task passed
-                for task_id, env in envs.items():
-                    checks = [{"type": r.kind, "passed": r.passed, "detail": r.detail} for r in env.results]
-                    f.write(json.dumps({"agent": name, "task": task_id, "checks": checks}) + "\n")
+            for task_id, env in envs.items():  # why each task passed
+                checks = [{"type": r.kind, "passed": r.passed, "detail": r.detail} for r in env.results]
+                append_log(ctx.out_dir / "checks.jsonl", {"agent": name, "task": task_id, "checks": checks})
             for env in envs.values():
                 if env.startup_s:
                     startup[env.app].append(env.startup_s)

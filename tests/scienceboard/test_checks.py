@@ -4,6 +4,8 @@ here), and the stop rules (DONE, FAIL, ANS)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from iclr26.scienceboard.checks import LocalProbe, evaluate
@@ -110,3 +112,22 @@ def test_task_paths_cannot_leave_the_task_folder(tmp_path):
     task = _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
     ok, results = evaluate(task, LocalProbe(root), "DONE")
     assert not ok and "leaves the task's folder" in results[0].detail
+
+
+@pytest.mark.parametrize(
+    ("check", "detail"),
+    [  # `re` took 5 s on each of the first two (more `a`s: minutes)
+        ({"pattern": "(a|aa)+$"}, "ran over 0.25 s"),
+        ({"value": "lambda: str(__import__('re').search('(a|aa)+$', 'a' * 36 + 'b'))"}, "ran over 0.25 s"),
+        ({"pattern": "(a"}, "is not a regular expression"),
+        ({"pattern": "a" * 3000}, "at most 2000 characters"),
+    ],
+)
+def test_a_task_pattern_that_runs_away_fails_its_check_within_a_second(tmp_path, doc, check, detail):
+    (doc / "main.tex").write_text("a" * 36 + "b")  # what the agent left in the document
+    kind = "include" if "pattern" in check else "file"
+    task = _task([{"type": kind, "path": "/home/user/doc/main.tex", **check}])
+    start = time.perf_counter()
+    ok, results = evaluate(task, LocalProbe(tmp_path), "DONE")
+    assert time.perf_counter() - start < 1.0
+    assert not ok and detail in results[0].detail and "PatternError" in results[0].detail

@@ -7,10 +7,10 @@ knows only a whitelisted subset: lambdas, literals, names bound by the lambda or
 indexing and slicing, comparisons, boolean and arithmetic operators, conditional expressions,
 comprehensions, `:=` (one Celestia task binds the Sun's and Earth's positions with it), calls of a
 fixed set of builtins and of listed methods, and three modules reached by `__import__` (datetime,
-math, re). Anything else (dunder attributes, other names, statements, other
-imports, lambdas that capture more than they bind) is refused with `PredicateError` naming
-the construct, before anything runs. Sizes are bounded (`range`, `**`, repeated strings) so a task
-file cannot stall the evaluator.
+math, and re as `core.taskregex`, which caps sizes and time). Anything else (dunder attributes,
+other names, statements, other imports, lambdas that capture more than they bind) is refused with
+`PredicateError` naming the construct, before anything runs. Sizes are bounded (`range`, `**`,
+repeated strings) so a task file cannot stall the evaluator.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import ast
 import datetime
 import math
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
+from iclr26.core import taskregex
 from iclr26.core.errors import UserError
 
 MAX_SOURCE = 2000  # characters
@@ -35,7 +35,7 @@ class PredicateError(UserError):
     """A task's predicate uses something the interpreter does not allow, or failed to evaluate."""
 
 
-MODULES = {"datetime": datetime, "math": math, "re": re}
+MODULES = {"datetime": datetime, "math": math, "re": taskregex.RE}
 
 BUILTINS: dict[str, Any] = {
     f.__name__: f

@@ -26,6 +26,7 @@ from iclr26.core import taskregex
 from iclr26.core.errors import UserError
 
 MAX_SOURCE = 2000  # characters
+MAX_DEPTH = 64  # levels of nested expressions; the checker and the interpreter recurse on them
 MAX_RANGE = 1_000_000
 MAX_POWER = 64
 MAX_SEQUENCE = 1_000_000
@@ -120,6 +121,8 @@ def compile_predicate(source: str, *, arity: int | None = None) -> Callable[...,
     except SyntaxError as e:
         raise PredicateError(f"predicate {source[:80]!r} is not an expression: {e.msg}") from None
     node = tree.body
+    if _depth(node) > MAX_DEPTH:
+        raise PredicateError(f"predicate {source[:80]!r} nests expressions over {MAX_DEPTH} levels deep")
     if not isinstance(node, ast.Lambda):
         raise PredicateError(f"a predicate must be a lambda, got {type(node).__name__} in {source[:80]!r}")
     _check(node, set(), source)
@@ -129,6 +132,16 @@ def compile_predicate(source: str, *, arity: int | None = None) -> Callable[...,
             f"predicate {source[:80]!r} takes {len(params)} arguments, the evaluator passes {arity}"
         )
     return _closure(node, {})
+
+
+def _depth(node: ast.AST) -> int:
+    """How deep the expression tree under `node` goes (counted without recursion)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
 
 
 _ALLOWED = (

@@ -12,12 +12,12 @@ it is refused here, before any app starts.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json
 from iclr26.core.validation import check_fields
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
 
@@ -204,9 +204,5 @@ def load_tasks(root: str | Path) -> list[TaskFile]:
         raise UserError(f"no task files (*.json) under {root}")
     out = []
     for f in files:
-        try:
-            raw = json.loads(f.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise UserError(f"{f} is not valid JSON: {e}") from None
-        out.append(parse_task(raw, str(f)))
+        out.append(parse_task(read_json(f), str(f)))
     return out

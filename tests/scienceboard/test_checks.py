@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from iclr26.core.errors import UserError
 from iclr26.scienceboard.checks import LocalProbe, evaluate
 from iclr26.scienceboard.task import parse_task
 
@@ -109,9 +110,10 @@ def test_task_paths_cannot_leave_the_task_folder(tmp_path):
     (tmp_path / "secret.txt").write_text("x")
     root = tmp_path / "root"
     root.mkdir()
-    task = _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
-    ok, results = evaluate(task, LocalProbe(root), "DONE")
-    assert not ok and "leaves the task's folder" in results[0].detail
+    with pytest.raises(UserError, match=r"evaluate\[0\]: field 'path': '/\.\./secret\.txt' is not a path"):
+        _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
+    with pytest.raises(ValueError, match="leaves the task's folder"):  # and where the path is used
+        LocalProbe(root).read_text("/../secret.txt")
 
 
 @pytest.mark.parametrize(

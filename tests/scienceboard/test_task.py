@@ -132,6 +132,12 @@ def _run_cli(*args: str):
             ).encode(),
             "nests expressions over 64 levels deep",
         ),
+        (  # a task path that climbs out of the task's folder: refused before any app starts
+            json.dumps(
+                task(initialize=[{"func": "touch", "path": "/home/user/../../../../tmp/x", "text": ""}])
+            ).encode(),
+            "bad.json: initialize[0]: field 'path': '/home/user/../../../../tmp/x' is not a path inside",
+        ),
     ],
 )
 def test_a_bad_task_file_is_one_error_line_through_the_cli(tmp_path, content, said):

@@ -138,6 +138,12 @@ def _run_cli(*args: str):
             ).encode(),
             "bad.json: initialize[0]: field 'path': '/home/user/../../../../tmp/x' is not a path inside",
         ),
+        (
+            json.dumps(
+                task(initialize=[{"func": "map", "grassdb": "/g", "location": "w", "mapset": "../../.."}])
+            ).encode(),
+            "bad.json: initialize[0]: field 'mapset': '../../..' is not a path inside",
+        ),
     ],
 )
 def test_a_bad_task_file_is_one_error_line_through_the_cli(tmp_path, content, said):

@@ -154,7 +154,8 @@ def parse_task(raw: Any, where: str) -> TaskFile:
         _lambdas(check, f"{where}: evaluate[{i}]")
     for name in ("initialize", "evaluate"):
         for i, item in enumerate(raw[name]):
-            _task_path(item.get("path"), f"{where}: {name}[{i}]: field 'path'")
+            for key in ("path", "grassdb", "location", "mapset"):  # the map step's location too
+                _task_path(item.get(key), f"{where}: {name}[{i}]: field {key!r}")
     return TaskFile(
         where, raw["type"], raw["sort"], raw["steps"], raw["instruction"], str(raw["version"]),
         tuple(raw["initialize"]), tuple(raw["evaluate"]), str(raw.get("snapshot", "")),

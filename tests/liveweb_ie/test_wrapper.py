@@ -3,7 +3,12 @@ invalid XPath extracts nothing and is logged; result nodes are read by their att
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +16,7 @@ from iclr26.liveweb_ie.baselines import _step_back
 from iclr26.liveweb_ie.metric import page_score
 from iclr26.liveweb_ie.sites import groundtruth, layout_of, make_sites, oracle_xpaths, render
 from iclr26.liveweb_ie.wrapper import Wrapper, run_xpath
+from tests.waiting import wait_until
 
 
 def _oracle_f1(site, group, build_version, version, k=6):
@@ -74,3 +80,28 @@ def test_the_step_back_of_a_runaway_xpath_is_bounded_too():
     assert _step_back(_PAGE, "//body/*[count(//*[count(//*)>0])>0]/p") is None
     assert time.perf_counter() - start < 1.5
     assert _step_back(_PAGE, "//div[@class='c3']/p")[1] == '<div class="c3"><span>t3</span></div>'
+
+
+def test_the_xpath_child_dies_with_a_killed_harness(tmp_path):
+    code = (
+        "from iclr26.liveweb_ie.xpath_worker import XPathRunner\n"
+        "r = XPathRunner(deadline_s=600)\n"
+        f"r.run({_PAGE!r}, '//*[count(//*[count(//*[count(//*)>0])>0])>0]', 'text')\n"
+    )
+    harness = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": "src"})
+
+    def evaluating() -> str | None:  # the child, once it has spent a second of CPU on the XPath
+        out = subprocess.run(["pgrep", "-P", str(harness.pid)], capture_output=True, text=True).stdout
+        for pid in out.split():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[11]) + int(fields[12]) >= os.sysconf("SC_CLK_TCK"):
+                    return pid
+        return None
+
+    try:
+        pid = wait_until(evaluating, 30, "the XPath child evaluating")
+    finally:
+        harness.kill()
+        harness.wait()
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 10, "the XPath child gone after SIGKILL")

@@ -128,12 +128,18 @@ class XPathRunner:
         self._lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen[bytes]:
+        import lxml
+
+        # -P: this file's folder is not put on the path; lxml comes from where this process found it
         proc = subprocess.Popen(
-            [sys.executable, "-I", os.path.abspath(__file__)],
+            [sys.executable, "-P", "-s", os.path.abspath(__file__)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(lxml.__file__))),
+            },
         )
         self._proc, self._page, self._buffer = proc, None, b""
         if self._read_line(START_S) != b"ready":

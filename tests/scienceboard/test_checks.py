@@ -131,5 +131,5 @@ def test_a_task_pattern_that_runs_away_fails_its_check_within_a_second(tmp_path,
     task = _task([{"type": kind, "path": "/home/user/doc/main.tex", **check}])
     start = time.perf_counter()
     ok, results = evaluate(task, LocalProbe(tmp_path), "DONE")
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 1.5  # 0.25 s per pattern, with room for a loaded machine
     assert not ok and detail in results[0].detail and "PatternError" in results[0].detail

@@ -90,6 +90,20 @@ def test_report_on_a_results_file_that_is_not_one_says_so_in_one_line(tmp_path, 
     assert len(res.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "content, said",
+    [(b"[1, 2]", "a JSON list, not an object"), (b"\xff\xfe", "not UTF-8"), (b"{", "not valid JSON"),
+     (b'{"schema_version": 1}', "not an iclr26 results file")],
+)  # fmt: skip
+def test_resuming_into_a_folder_whose_results_file_is_bad_says_so_in_one_line(
+    with_toy, tmp_path, content, said
+):
+    (tmp_path / "results.json").write_bytes(content)
+    res = runner.invoke(cli.app, ["run", "toy", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and res.output.startswith("error: ") and said in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and "results.json" in res.output
+
+
 def test_demo_runs_and_summarises(tmp_path):
     res = runner.invoke(cli.app, ["demo", "--only", "dash", "--preset", "smoke", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output

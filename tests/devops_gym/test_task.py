@@ -128,3 +128,28 @@ def test_the_parser_reads_a_real_pytest_run(tmp_path):
 def test_output_without_a_summary_is_a_parse_error():
     with pytest.raises(ParseError):
         parse_pytest("bash: pytest: command not found\n")
+
+
+def test_a_task_yaml_that_is_not_utf8_is_one_error_line_through_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    import iclr26.cli as cli
+
+    path = _task(tmp_path / "tasks", "t1")
+    (path / "task.yaml").write_bytes(b"instruction: \xff\xfe fix it\ncategory: build\n")
+    res = CliRunner().invoke(
+        cli.app,
+        [
+            "run",
+            "devops_gym",
+            "--preset",
+            "smoke",
+            "--set",
+            f"tasks={tmp_path / 'tasks'}",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2 and lines[-1].startswith("error: "), res.output  # was a UnicodeDecodeError
+    assert f"{path / 'task.yaml'}: not UTF-8 text" in lines[-1] and "Traceback" not in res.output

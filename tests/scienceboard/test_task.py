@@ -106,5 +106,51 @@ def test_answer_tasks_and_bad_paths(tmp_path):
     with pytest.raises(UserError, match="no task files"):
         load_tasks(tmp_path)
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(UserError, match="not valid JSON"):
+    with pytest.raises(UserError, match=r"bad\.json: not JSON"):
         load_tasks(tmp_path)
+
+
+def _run_cli(*args: str):
+    from typer.testing import CliRunner
+
+    import iclr26.cli as cli
+
+    return CliRunner().invoke(cli.app, list(args))
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b'\xff\xfe{"type": "TeXstudio"}', "bad.json: not UTF-8 text"),  # was a UnicodeDecodeError
+        (  # a predicate nested 300 deep: was a RecursionError in the checker
+            json.dumps(task(evaluate=[{"type": "info", "key": "lambda d: " + "-" * 300 + "d"}])).encode(),
+            "bad.json: evaluate[0]: evaluate 'key': predicate",
+        ),
+        (
+            json.dumps(
+                task(evaluate=[{"type": "info", "key": "lambda d: " + "+".join(["d"] * 600)}])
+            ).encode(),
+            "nests expressions over 64 levels deep",
+        ),
+        (  # a task path that climbs out of the task's folder: refused before any app starts
+            json.dumps(
+                task(initialize=[{"func": "touch", "path": "/home/user/../../../../tmp/x", "text": ""}])
+            ).encode(),
+            "bad.json: initialize[0]: field 'path': '/home/user/../../../../tmp/x' is not a path inside",
+        ),
+        (
+            json.dumps(
+                task(initialize=[{"func": "map", "grassdb": "/g", "location": "w", "mapset": "../../.."}])
+            ).encode(),
+            "bad.json: initialize[0]: field 'mapset': '../../..' is not a path inside",
+        ),
+    ],
+)
+def test_a_bad_task_file_is_one_error_line_through_the_cli(tmp_path, content, said):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "bad.json").write_bytes(content)
+    res = _run_cli("run", "scienceboard", "--preset", "smoke", "--set", f"tasks={tmp_path / 'tasks'}",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2 and lines[-1].startswith("error: ") and said in lines[-1], res.output
+    assert sum(line.startswith("error:") for line in lines) == 1 and "Traceback" not in res.output

@@ -210,3 +210,27 @@ def test_config_keeps_training_clips_apart_from_scored_ones(coded_clip):
             SYSTEM.config("smoke", {"clips": "bikes,carphone", "train_clips": same})
     cfg = SYSTEM.config("smoke", {"train_clips": coded_clip, "train.real_fraction": "1"})
     assert cfg.train_clips == (coded_clip,)
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda p: (p / "clip.mp4").write_text("not a video"), "is not a video file PyAV can decode"),
+        (lambda p: (p / "clip.mp4").write_bytes(b""), "is not a video file PyAV can decode"),
+        (lambda p: (p / "clip").mkdir() or (p / "clip" / "0001.png").write_text("x"), "is not an image"),
+        (lambda p: (p / "clip").mkdir() or (p / "clip" / "notes.txt").write_text("x"), "no image files"),
+    ],
+)
+def test_clips_that_are_not_videos_are_one_error_line_through_the_cli(tmp_path, make, said):
+    from typer.testing import CliRunner
+
+    import iclr26.cli as cli
+
+    make(tmp_path)
+    clip = tmp_path / ("clip.mp4" if (tmp_path / "clip.mp4").exists() else "clip")
+    res = CliRunner().invoke(
+        cli.app, ["run", "vff", "--preset", "smoke", "--set", f"clips={clip}", "--out", str(tmp_path / "r")]
+    )
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2 and lines[-1].startswith("error: ") and said in lines[-1], res.output
+    assert str(clip) in lines[-1] and "Traceback" not in res.output

@@ -19,11 +19,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from iclr26.core.errors import UserError
+
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
 
 Cell = str | int | float | bool | None
+
+
+class RecordError(UserError, ValueError):
+    """A `results.json` that cannot be read back (not UTF-8, not JSON, not a run's record); the
+    message names the file. `iclr26 report` and a resume into the folder say it in one line."""
 
 
 @dataclass
@@ -193,14 +200,14 @@ def load_record(path: Path | str) -> RunRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path} is not UTF-8 text: {e}") from e
+        raise RecordError(f"{path} is not UTF-8 text: {e}") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON: {e}") from e
+        raise RecordError(f"{path} is not valid JSON: {e}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: not an iclr26 results file (a JSON {type(data).__name__}, not an object)")
+        raise RecordError(f"{path}: not an iclr26 results file (a JSON {type(data).__name__}, not an object)")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise ValueError(f"{path}: schema_version {version!r}, this iclr26 reads {SCHEMA_VERSION}")
+        raise RecordError(f"{path}: schema_version {version!r}, this iclr26 reads {SCHEMA_VERSION}")
     try:
         rep = data.pop("report")
         claim = rep.get("claim_check")
@@ -220,7 +227,7 @@ def load_record(path: Path | str) -> RunRecord:
         )
         return RunRecord(report=report, **data)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise ValueError(f"{path}: not an iclr26 results file ({e})") from e
+        raise RecordError(f"{path}: not an iclr26 results file ({e})") from None
 
 
 def format_cell(v: Cell) -> str:

@@ -151,7 +151,9 @@ def load_task(path: str | Path) -> Task:
     if not spec_file.is_file():
         raise TaskError(f"{root}: no {TASK_FILE}")
     try:
-        data = yaml.safe_load(spec_file.read_text())
+        data = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise TaskError(f"{spec_file}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
         raise TaskError(f"{spec_file}: not valid YAML: {str(e).splitlines()[0]}") from None
     spec = parse_spec(data, str(spec_file))

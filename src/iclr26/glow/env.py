@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json
 from iclr26.core.validation import check_in, check_int
 
 __all__ = [
@@ -265,7 +266,10 @@ class TextGame:
         self.reset()
 
     def _pick_source(self, requested: str) -> str:
-        has_logic = self.path.with_suffix(".json").is_file()
+        logic = self.path.with_suffix(".json")
+        has_logic = logic.is_file()
+        if has_logic and not isinstance(read_json(logic, GameError), dict):  # before TextWorld reads it
+            raise GameError(f"{logic}: TextWorld's logic file must hold a JSON object")
         jericho_knows = self.scored and getattr(self._env, "act_gen", None) is not None
         if requested == "auto":
             if has_logic:
@@ -391,10 +395,10 @@ class TextGame:
         seed, which Jericho uses for `seed=0`). Raises `GameError` when the game has neither."""
         logic = self.path.with_suffix(".json")
         if logic.is_file():
-            import json
-
-            commands = json.loads(logic.read_text()).get("metadata", {}).get("walkthrough")
-            if commands:
+            data = read_json(logic, GameError)
+            meta = data.get("metadata") if isinstance(data, dict) else None
+            commands = meta.get("walkthrough") if isinstance(meta, dict) else None
+            if isinstance(commands, list) and commands:
                 return [str(c) for c in commands]
         if self.scored:
             import jericho

@@ -170,8 +170,14 @@ class Insight:
     advantage: str
 
 
+MAX_REPLY = 8000
+"""Characters of a reply the parsers read; the rest is dropped (replies are a few hundred tokens)."""
+
+# The patterns below read model text. Their runs are possessive (`*+`): each is followed by a
+# character it cannot match, so this changes no match, and a run of blanks costs linear time,
+# not the cubic time of backtracking into it (tests/glow/test_reply_patterns.py).
 _ACTION = re.compile(
-    r"^[\s>*_#`\-]*(?:next\s+)?(?:action|command)\s*(?:\d+\s*)?[*_]*\s*[:=]\s*(.*)$", re.I | re.M
+    r"^[\s>*_#`\-]*+(?:next\s+)?(?:action|command)\s*+(?:\d++\s*+)?[*_]*+\s*+[:=]\s*(.*)$", re.I | re.M
 )
 _WRAP = " \t\"'`*_.!<>[]"
 _PROSE = re.compile(r"\b(i|you|we|should|would|think|because|let's|maybe|the player)\b", re.I)
@@ -186,6 +192,7 @@ def clean_command(text: str) -> str:
 
 def parse_action(reply: str) -> ParseResult[str]:
     """The command of a policy or ReAct reply: the first `Action: ...` line, else a lone short line."""
+    reply = reply[:MAX_REPLY]
     m = _ACTION.search(reply)
     if m:
         cmd = clean_command(m.group(1))
@@ -223,7 +230,7 @@ def _number(x: Any) -> float | None:
 def parse_global(reply: str, n: int = 5) -> ParseResult[list[CriticalState]]:
     """W_global from g_LLM's JSON lines; `potential` defaults to `value` when missing."""
     out = []
-    for obj in _objects(reply):
+    for obj in _objects(reply[:MAX_REPLY]):
         state = str(obj.get("state") or obj.get("description") or "").strip()
         value = _number(obj.get("value", obj.get("score")))
         if not state:
@@ -239,7 +246,7 @@ def parse_global(reply: str, n: int = 5) -> ParseResult[list[CriticalState]]:
 
 
 _SCORE_LINE = re.compile(
-    r"^[\s>*_#\-]*(?:candidate|state|option|#)?\s*(\d+)\s*[*_]*\s*[:=)\-.]\s*[*_]*\s*(-?\d+(?:\.\d+)?)",
+    r"^[\s>*_#\-]*+(?:candidate|state|option|#)?\s*+(\d++)\s*+[*_]*+\s*+[:=)\-.]\s*+[*_]*+\s*+(-?\d+(?:\.\d+)?)",
     re.I | re.M,
 )
 
@@ -247,7 +254,7 @@ _SCORE_LINE = re.compile(
 def parse_scores(reply: str, n: int) -> ParseResult[list[float]]:
     """align_LLM's `i: score` lines as one score per candidate 1..n (unrated candidates get 0)."""
     scores: list[float | None] = [None] * n
-    for m in _SCORE_LINE.finditer(reply):
+    for m in _SCORE_LINE.finditer(reply[:MAX_REPLY]):
         i = int(m.group(1)) - 1
         if 0 <= i < n and scores[i] is None:
             scores[i] = float(m.group(2))
@@ -256,12 +263,74 @@ def parse_scores(reply: str, n: int) -> ParseResult[list[float]]:
     return ParseResult([0.0 if s is None else s for s in scores])
 
 
-_INSIGHT_LINE = re.compile(r"^[\s>*_#\-\d.)]*(.{3,}?)\s*(?:->|=>|:|—| - )\s*(.{3,})$", re.M)
+_SEPARATORS = ("->", "=>", ":", "—")  # tried in this order where the blanks after the state end; " - " last
+
+
+def _insight_lines(text: str) -> list[tuple[str, str]]:
+    """(state, advantage) of each `state: advantage` line in `text`, in linear time.
+
+    The two groups of each match of `re.finditer` with the pattern
+    `^[\\s>*_#\\-\\d.)]*(.{3,}?)\\s*(?:->|=>|:|—| - )\\s*(.{3,})$` (re.M), whose backtracking takes
+    cubic time on a run of blanks; each step below is the first choice that pattern's backtracking
+    would accept, computed from tables instead of retried.
+    """
+    n = len(text)
+    eol = [n] * (n + 1)  # the end of the line holding each position
+    blank_end = [n] * (n + 1)  # the end of the run of whitespace starting at each position
+    lead_end = [n] * (n + 1)  # the end of the run of list markers and whitespace starting there
+    for i in range(n - 1, -1, -1):
+        c = text[i]
+        eol[i] = i if c == "\n" else eol[i + 1]
+        blank_end[i] = blank_end[i + 1] if c.isspace() else i
+        lead_end[i] = lead_end[i + 1] if c.isspace() or c in ">*_#-.)" or c.isdecimal() else i
+    tails: dict[int, int | None] = {}
+
+    def tail(d: int) -> int | None:
+        """Where the advantage starts after a separator ending at `d` (blanks skipped, >= 3 characters)."""
+        if d not in tails:
+            tails[d] = next((e for e in range(blank_end[d], d - 1, -1) if eol[e] - e >= 3), None)
+        return tails[d]
+
+    def after_state(b: int) -> int | None:
+        """Where the advantage starts when the state ends at `b`, or None when no separator follows."""
+        c = blank_end[b]
+        for sep in _SEPARATORS:
+            if text.startswith(sep, c):
+                e = tail(c + len(sep))
+                if e is not None:
+                    return e
+        if c > b and text[c - 1] == " " and text.startswith("- ", c):
+            return tail(c + 2)
+        return None
+
+    advantage = [after_state(b) for b in range(n + 1)]
+    next_end = [n + 1] * (n + 2)  # the first state end at or after each position that a separator follows
+    for b in range(n, -1, -1):
+        next_end[b] = b if advantage[b] is not None else next_end[b + 1]
+    last_start = [-1] * (n + 1)  # the last position at or before each one where a state can start
+    for a in range(n + 1):
+        ok = a + 3 <= n and next_end[a + 3] <= eol[a]
+        last_start[a] = a if ok else (last_start[a - 1] if a else -1)
+    out = []
+    pos = 0
+    for s in range(n + 1):
+        if s < pos or (s and text[s - 1] != "\n"):
+            continue
+        a = last_start[lead_end[s]]
+        if a < s:
+            continue
+        b = next_end[a + 3]
+        e = advantage[b]
+        assert e is not None
+        out.append((text[a:b], text[e : eol[e]]))
+        pos = eol[e]
+    return out
 
 
 def parse_reflection(reply: str, max_items: int = 4) -> ParseResult[list[Insight]]:
     """W_local from f_LLM's JSON lines (or `state: advantage` lines), at most `max_items`."""
     out = []
+    reply = reply[:MAX_REPLY]
     for obj in _objects(reply):
         state = str(obj.get("state") or "").strip()
         adv = str(obj.get("advantage") or obj.get("lesson") or "").strip()
@@ -269,8 +338,8 @@ def parse_reflection(reply: str, max_items: int = 4) -> ParseResult[list[Insight
             out.append(Insight(state, adv))
     if not out and "{" not in reply:
         out = [
-            Insight(m.group(1).strip(" *_\"'"), m.group(2).strip(" *_\"'"))
-            for m in _INSIGHT_LINE.finditer(reply)
+            Insight(state.strip(" *_\"'"), advantage.strip(" *_\"'"))
+            for state, advantage in _insight_lines(reply)
         ]
     if not out:
         return ParseResult(error='no critical states found: expected JSON lines {"state", "advantage"}')
@@ -279,7 +348,7 @@ def parse_reflection(reply: str, max_items: int = 4) -> ParseResult[list[Insight
 
 def parse_plan(reply: str, max_chars: int = 600) -> ParseResult[str]:
     """Reflexion's plan: the reply's text, trimmed to `max_chars`."""
-    text = " ".join(reply.split())
+    text = " ".join(reply[:MAX_REPLY].split())
     if not text:
         return ParseResult(error="the reflection is empty")
     return ParseResult(text[:max_chars])

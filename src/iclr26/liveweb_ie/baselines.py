@@ -22,12 +22,13 @@ import warnings
 from typing import Any
 
 from iclr26.core.llm import ChatModel
+from iclr26.liveweb_ie import xpath_worker
 from iclr26.liveweb_ie.metric import prf
 from iclr26.liveweb_ie.prompting import SYSTEM, ask, compact_html
 from iclr26.liveweb_ie.release import Record
 from iclr26.liveweb_ie.replies import default_kind, parse_xpath, parse_xpath_map
 from iclr26.liveweb_ie.sites import Site, layout_of, oracle_xpaths
-from iclr26.liveweb_ie.wrapper import Wrapper, parse_html, run_xpath
+from iclr26.liveweb_ie.wrapper import Wrapper, run_xpath
 
 
 def _kinds(record: Record) -> dict[str, str]:
@@ -117,10 +118,9 @@ class Reflexion(CoT):
             )
             replies.append(reply)
             wrapper = Wrapper(parse_xpath_map(reply, record.attribute), _kinds(record))
-            tree = parse_html(html)
             problems = []
             for a, xp in wrapper.xpaths.items():
-                values, err = run_xpath(tree, xp, wrapper.kinds[a])
+                values, err = run_xpath(html, xp, wrapper.kinds[a])
                 if err or not values:
                     problems.append(f"{a}: {err or f'the XPath {xp!r} selected nothing'}")
             found = len(record.attribute) - len(problems)
@@ -143,19 +143,11 @@ class Reflexion(CoT):
         return best
 
 
-def _step_back(tree: Any, xpath: str) -> tuple[str, Any] | None:
-    """The longest prefix of `xpath` (cut at its `/` steps) that selects an element, and that element."""
-    steps = [m.start() for m in re.finditer(r"(?<!/)/(?!/)|//", xpath)]
-    for cut in reversed(steps[1:]):
-        prefix = xpath[:cut]
-        try:
-            found = tree.xpath(prefix)
-        except Exception:
-            continue
-        nodes = [n for n in (found if isinstance(found, list) else []) if hasattr(n, "tag")]
-        if nodes:
-            return prefix, nodes[0]
-    return None
+def _step_back(html: str, xpath: str) -> tuple[str, str] | None:
+    """The longest prefix of `xpath` (cut at its `/` steps) that selects an element on the page
+    `html`, and that element's HTML (evaluated in `xpath_worker`, with its deadline)."""
+    steps = [m.start() for m in re.finditer(r"(?<!/)/(?!/)|//", xpath[: xpath_worker.MAX_XPATH])]
+    return xpath_worker.RUNNER.step_back(html, xpath, steps[1:])
 
 
 class AutoScraperLLM:
@@ -179,9 +171,6 @@ class AutoScraperLLM:
 
     def build(self, record: Record, url: str, html: str) -> Wrapper:
         """Per attribute: propose an XPath, run it, step back and retry on a smaller node."""
-        from lxml import etree
-
-        tree = parse_html(html)
         kinds = _kinds(record)
         xpaths, replies = {}, []
         for a in record.attribute:
@@ -203,16 +192,14 @@ class AutoScraperLLM:
                 )
                 replies.append(reply)
                 xp = parse_xpath(reply)
-                values, err = run_xpath(tree, xp, kinds[a])
+                values, err = run_xpath(html, xp, kinds[a])
                 if values and not err:
                     break
                 feedback = f"Your last XPath {xp!r} {'is invalid' if err else 'selected nothing'}. "
-                back = _step_back(tree, xp) if xp and not err else None
+                back = _step_back(html, xp) if xp and not err else None
                 if back is not None:  # step back: show only the deepest node the XPath still reaches
-                    prefix, node = back
-                    shown = " ".join(etree.tostring(node, encoding="unicode", method="html").split())[
-                        : self.html_chars
-                    ]
+                    prefix, node_html = back
+                    shown = " ".join(node_html.split())[: self.html_chars]
                     where = f"the node {prefix} (the deepest step of your XPath that selects something)"
             xpaths[a] = xp
         self.replies[record.sample_id] = replies

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iclr26.core.datapaths import inside
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json, read_jsonl
 from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_fields
 from iclr26.liveweb_ie.sites import Group, Site, groundtruth
@@ -120,7 +122,10 @@ def read_groundtruth(path: Path) -> dict[str, list[str]]:
     lines), and a count that differs from the values found is logged."""
     if not path.is_file():
         raise UserError(f"ground-truth file {path} does not exist")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     if len(lines) < 2:
         raise UserError(f"ground-truth file {path} has no header and counts lines")
     out: dict[str, list[str]] = {}
@@ -180,29 +185,30 @@ def load_release(root: str | Path) -> Release:
     dataset = root / "dataset.json"
     if not dataset.is_file():
         raise UserError(f"{root} has no dataset.json: point to the LiveWeb_IE folder of the release")
-    try:
-        raw = json.loads(dataset.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise UserError(f"{dataset} is not valid JSON: {e}") from e
-    if not isinstance(raw, dict):
+    raw = read_json(dataset)
+    if not isinstance(raw, dict) or not all(isinstance(rs, list) for rs in raw.values()):
         raise UserError(f"{dataset} must map each site to a list of records")
-    records = [
-        parse_record(r, f"{dataset}[{site!r}][{i}]") for site, rs in raw.items() for i, r in enumerate(rs)
-    ]
+    records = []
+    for site, rs in raw.items():
+        for i, r in enumerate(rs):
+            where = f"{dataset}[{site!r}][{i}]"
+            records.append(record := parse_record(r, where))
+            inside(root, record.group_url, f"{where}: field 'group_url'")
+            for attribute, file in record.label.items():
+                inside(root, file, f"{where}: field 'label'[{attribute!r}]")
     groups: dict[tuple[str, str], list[str]] = {}
     for file in sorted({r.group_url for r in records}):
         path = root / file
         if not path.is_file():
             raise UserError(f"group file {path} does not exist")
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for n, line in read_jsonl(path):
             try:
-                for gid, spec in json.loads(line).items():
+                for gid, spec in line.items():
                     groups[(file, gid)] = [str(u) for u in spec["group_url"]]
-            except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as e:
+            except (AttributeError, KeyError, TypeError) as e:
+                got = json.dumps(line)[:80]
                 raise UserError(
-                    f'{path}:{n}: expected {{"g_000": {{"group_url": [...]}}}}, got {line[:80]!r}'
+                    f'{path}: line {n}: expected {{"g_000": {{"group_url": [...]}}}}, got {got}'
                 ) from e
     for r in records:
         if (r.group_url, r.group_id) not in groups:

@@ -59,11 +59,17 @@ class Grade:
 # Final-answer extraction
 
 _THINK_END = ("</think>", "</execution_results>")  # the authors judge only the text after these
+# Model text: the runs are possessive (`*+`) and the answer is matched up to its last character that is
+# not trailing markup, instead of lazily; the same matches as the lazy patterns, in linear time, where
+# those took seconds to minutes on long runs of blanks (tests/sci_refine/test_answer_patterns.py).
 _ANSWER_LINE = re.compile(
-    r"^[ \t>*#_-]*(?:final\s+answer|answer)(?:\s+is)?[ \t*_]*[:：][ \t*_]*(?P<a>.*?)[ \t*_]*$",
+    r"^[ \t>*#_-]*+(?:final\s+answer|answer)(?:\s+is)?[ \t*_]*+[:：][ \t*_]*+"
+    r"(?P<a>(?:.*[^ \t*_\n])?)[ \t*_]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-_ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*[:：]?\s*(?P<a>[^\n]*?)[\s.*_]*$", re.I | re.M)
+_ANSWER_IS = re.compile(
+    r"\b(?:final\s+)?answer\s+is\s*+[:：]?\s*+(?P<a>(?:[^\n]*[^\s.*_])?)[\s.*_]*$", re.I | re.M
+)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
@@ -151,10 +157,10 @@ _L = r"(?P<l>[A-Za-z])"
 _END = r"(?=\s*(?:$|[).,;:!?\]}*]|\n))"
 _UPPER_END = r"(?![A-Za-z0-9])"
 _STRONG = (
-    re.compile(r"\\(?:boxed|fbox)\s*\{\s*(?:\\text\s*\{)?\s*\(?" + _L + r"\)?\s*\}?\s*\}"),
+    re.compile(r"\\(?:boxed|fbox)\s*+\{\s*+(?:\\text\s*+\{)?\s*+\(?" + _L + r"\)?\s*+\}?\s*+\}"),
     re.compile(
-        r"(?:answer|option|choice)(?:\s+(?:is|would\s+be|should\s+be|must\s+be))?\s*(?:[:：]|=)?\s*"
-        r"(?:option\s+|choice\s+)?[*_\s]*[(\[]?" + _L + r"[)\]]?",
+        r"(?:answer|option|choice)(?:\s++(?:is|would\s++be|should\s++be|must\s++be))?\s*+(?:[:：]|=)?\s*+"
+        r"(?:option\s++|choice\s++)?[*_\s]*+[(\[]?" + _L + r"[)\]]?",
         re.IGNORECASE,
     ),
 )
@@ -249,8 +255,8 @@ def grade_multiple_choice(question: Question, response: str) -> Grade:
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _MANTISSA = r"(?P<sign>[-+]?)(?P<m>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
 _EXP_E = r"(?:[eE](?P<e>[-+]?\d+))"
-_TIMES = r"(?:\s*(?:[×xX*·⋅∙]|\\times|\\cdot)\s*)"
-_EXP_TEN = r"(?:10\s*(?:\^|\*\*)\s*\{?\s*\(?(?P<p>[-+]?\s*\d+)\)?\s*\}?|10(?P<u>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+_TIMES = r"(?:\s*+(?:[×xX*·⋅∙]|\\times|\\cdot)\s*+)"
+_EXP_TEN = r"(?:10\s*+(?:\^|\*\*)\s*+\{?\s*+\(?(?P<p>[-+]?\s*+\d+)\)?\s*+\}?|10(?P<u>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
 # a number not glued to a letter, '^' or a digit before it (so "O2" and "m^-1" hold no numbers)
 _NUMBER = re.compile(
     r"(?<![A-Za-z_^\d.])(?:(?P<bare>" + _EXP_TEN.replace("?P<p>", "?P<bp>").replace("?P<u>", "?P<bu>") + r")"

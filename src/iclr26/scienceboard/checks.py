@@ -4,7 +4,8 @@ A task passes when every check passes. `stop` checks compare how the agent ended
 ANS with its answer words) with what the task expects; the other checks read the app through a
 probe:
 - `file` (TeXstudio): the document equals the text the task wrote at set-up with `source` replaced
-  by `target`; `include`: a regular expression is found in it; `compile`: it compiles (pdflatex);
+  by `target`; `include`: a regular expression is found in it (`core.taskregex`: bounded in time);
+  `compile`: it compiles (pdflatex);
 - `db` (GRASS): a module's output (JSON when it is) through the `key` getter, compared by `pred`
   (default: equality) with `value`; `info`: the same on the app's state dump (GRASS: the region;
   Stellarium: its RemoteControl status and the selected object);
@@ -20,12 +21,13 @@ spaces). Getters and predicates run in `predicates.compile_predicate`, never `ev
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from iclr26.core import taskregex
+from iclr26.core.taskregex import PatternError
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
 from iclr26.scienceboard.probes import ProbeError
 from iclr26.scienceboard.task import TaskFile
@@ -76,7 +78,7 @@ def check_state(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> Check
         ok, detail = _STATE_CHECKS[kind](task, check, probe)
     except KeyError as e:
         return CheckResult(kind, False, f"missing {e} in the state or the check")
-    except (PredicateError, ProbeError, OSError, ValueError, TypeError, IndexError) as e:
+    except (PredicateError, PatternError, ProbeError, OSError, ValueError, TypeError, IndexError) as e:
         return CheckResult(kind, False, f"{type(e).__name__}: {e}")
     return CheckResult(kind, bool(ok), detail)
 
@@ -102,7 +104,7 @@ def _file(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> tuple[bool,
 
 def _include(task: TaskFile, check: Mapping[str, Any], probe: Probe) -> tuple[bool, str]:
     text = probe.read_text(check["path"])
-    hit = re.search(check["pattern"], text) is not None
+    hit = taskregex.search(check["pattern"], text) is not None
     return hit, f"/{check['pattern']}/ {'found' if hit else 'not found'}"
 
 

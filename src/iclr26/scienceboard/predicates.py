@@ -7,10 +7,10 @@ knows only a whitelisted subset: lambdas, literals, names bound by the lambda or
 indexing and slicing, comparisons, boolean and arithmetic operators, conditional expressions,
 comprehensions, `:=` (one Celestia task binds the Sun's and Earth's positions with it), calls of a
 fixed set of builtins and of listed methods, and three modules reached by `__import__` (datetime,
-math, re). Anything else (dunder attributes, other names, statements, other
-imports, lambdas that capture more than they bind) is refused with `PredicateError` naming
-the construct, before anything runs. Sizes are bounded (`range`, `**`, repeated strings) so a task
-file cannot stall the evaluator.
+math, and re as `core.taskregex`, which caps sizes and time). Anything else (dunder attributes,
+other names, statements, other imports, lambdas that capture more than they bind) is refused with
+`PredicateError` naming the construct, before anything runs. Sizes are bounded (`range`, `**`,
+repeated strings) so a task file cannot stall the evaluator.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ import ast
 import datetime
 import math
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
+from iclr26.core import taskregex
 from iclr26.core.errors import UserError
 
 MAX_SOURCE = 2000  # characters
+MAX_DEPTH = 64  # levels of nested expressions; the checker and the interpreter recurse on them
 MAX_RANGE = 1_000_000
 MAX_POWER = 64
 MAX_SEQUENCE = 1_000_000
@@ -35,7 +36,7 @@ class PredicateError(UserError):
     """A task's predicate uses something the interpreter does not allow, or failed to evaluate."""
 
 
-MODULES = {"datetime": datetime, "math": math, "re": re}
+MODULES = {"datetime": datetime, "math": math, "re": taskregex.RE}
 
 BUILTINS: dict[str, Any] = {
     f.__name__: f
@@ -120,6 +121,8 @@ def compile_predicate(source: str, *, arity: int | None = None) -> Callable[...,
     except SyntaxError as e:
         raise PredicateError(f"predicate {source[:80]!r} is not an expression: {e.msg}") from None
     node = tree.body
+    if _depth(node) > MAX_DEPTH:
+        raise PredicateError(f"predicate {source[:80]!r} nests expressions over {MAX_DEPTH} levels deep")
     if not isinstance(node, ast.Lambda):
         raise PredicateError(f"a predicate must be a lambda, got {type(node).__name__} in {source[:80]!r}")
     _check(node, set(), source)
@@ -129,6 +132,16 @@ def compile_predicate(source: str, *, arity: int | None = None) -> Callable[...,
             f"predicate {source[:80]!r} takes {len(params)} arguments, the evaluator passes {arity}"
         )
     return _closure(node, {})
+
+
+def _depth(node: ast.AST) -> int:
+    """How deep the expression tree under `node` goes (counted without recursion)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
 
 
 _ALLOWED = (

@@ -12,12 +12,12 @@ it is refused here, before any app starts.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from iclr26.core.errors import UserError
+from iclr26.core.jsonfile import read_json
 from iclr26.core.validation import check_fields
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
 
@@ -114,6 +114,15 @@ def _lambdas(check: dict[str, Any], where: str) -> None:
                 raise UserError(f"{where}: evaluate {name!r}: {e}") from None
 
 
+def _task_path(path: Any, where: str) -> None:
+    """A task path names a place in the app's machine (/home/user/...), which the harness maps under
+    the task's folder: a `..` step would lead out of it, so it is refused when the file is read."""
+    if path is None:
+        return
+    if not isinstance(path, str) or ".." in PurePosixPath(path).parts:
+        raise UserError(f"{where}: {path!r} is not a path inside the task's machine (no '..' steps)")
+
+
 def parse_task(raw: Any, where: str) -> TaskFile:
     """A task from its JSON object; a missing or mistyped field is named, and lambdas are checked."""
     check_fields(where, raw, REQUIRED, "task")
@@ -143,6 +152,10 @@ def parse_task(raw: Any, where: str) -> TaskFile:
             ):
                 raise UserError(f"{where}: evaluate[{i}] stop ANS needs args, a list of strings")
         _lambdas(check, f"{where}: evaluate[{i}]")
+    for name in ("initialize", "evaluate"):
+        for i, item in enumerate(raw[name]):
+            for key in ("path", "grassdb", "location", "mapset"):  # the map step's location too
+                _task_path(item.get(key), f"{where}: {name}[{i}]: field {key!r}")
     return TaskFile(
         where, raw["type"], raw["sort"], raw["steps"], raw["instruction"], str(raw["version"]),
         tuple(raw["initialize"]), tuple(raw["evaluate"]), str(raw.get("snapshot", "")),
@@ -204,9 +217,5 @@ def load_tasks(root: str | Path) -> list[TaskFile]:
         raise UserError(f"no task files (*.json) under {root}")
     out = []
     for f in files:
-        try:
-            raw = json.loads(f.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise UserError(f"{f} is not valid JSON: {e}") from None
-        out.append(parse_task(raw, str(f)))
+        out.append(parse_task(read_json(f), str(f)))
     return out

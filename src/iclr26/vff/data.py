@@ -356,13 +356,16 @@ def _decode_video(path: Path, max_frames: int | None, stride: int) -> list[np.nd
             index += 1
         capture.release()
         return frames
-    with av.open(str(path)) as container:
-        for index, frame in enumerate(container.decode(video=0)):
-            if index % stride:
-                continue
-            frames.append(frame.to_ndarray(format="rgb24"))
-            if max_frames is not None and len(frames) >= max_frames:
-                break
+    try:
+        with av.open(str(path)) as container:
+            for index, frame in enumerate(container.decode(video=0)):
+                if index % stride:
+                    continue
+                frames.append(frame.to_ndarray(format="rgb24"))
+                if max_frames is not None and len(frames) >= max_frames:
+                    break
+    except (av.FFmpegError, ValueError) as e:  # not a video, no video stream, a corrupt stream
+        raise ConfigError(f"clip {str(path)!r} is not a video file PyAV can decode: {e}") from None
     return frames
 
 
@@ -383,7 +386,7 @@ def read_frames(source: str | Path, max_frames: int | None = None, stride: int =
     else:
         frames = _decode_video(path, max_frames, stride)
         if not frames:
-            raise ValueError(f"clip {source!r} decoded no frames")
+            raise ConfigError(f"clip {source!r} decoded no frames: is it a video file?")
         array = np.stack(frames)
     return array
 
@@ -417,11 +420,14 @@ def _image_files(folder: Path) -> list[Path]:
 def _read_image(path: Path) -> np.ndarray:
     from PIL import Image
 
-    with Image.open(path) as image:
-        if image.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit greyscale
-            grey = np.asarray(image, dtype=np.float32) / 65535.0
-            return np.repeat(grey[..., None], 3, axis=2)
-        return np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
+    try:
+        with Image.open(path) as image:
+            if image.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit greyscale
+                grey = np.asarray(image, dtype=np.float32) / 65535.0
+                return np.repeat(grey[..., None], 3, axis=2)
+            return np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
+    except OSError as e:  # PIL's UnidentifiedImageError, a truncated file
+        raise ConfigError(f"frame {str(path)!r} is not an image PIL can read: {e}") from None
 
 
 def load_video_folder(path: str | Path, max_frames: int | None = None) -> torch.Tensor:
@@ -432,7 +438,7 @@ def load_video_folder(path: str | Path, max_frames: int | None = None) -> torch.
         raise FileNotFoundError(f"path {str(folder)!r} is not an existing folder")
     files = _image_files(folder)
     if not files:
-        raise ValueError(f"path {str(folder)!r} contains no image files ({', '.join(IMAGE_SUFFIXES)})")
+        raise ConfigError(f"path {str(folder)!r} contains no image files ({', '.join(IMAGE_SUFFIXES)})")
     if max_frames is not None:
         files = files[:max_frames]
     frames: list[np.ndarray] = []

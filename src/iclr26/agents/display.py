@@ -263,17 +263,22 @@ class VirtualDisplay:
         stdout: int | IO[Any] | None = subprocess.DEVNULL,
         stderr: int | IO[Any] | None = subprocess.DEVNULL,
         text: bool = False,
+        pass_fds: Sequence[int] = (),
+        inherit_env: bool = True,
     ) -> subprocess.Popen[Any]:
-        """Start the program `args` (argv list) on this display; it and its children die on close()."""
+        """Start the program `args` (argv list) on this display; it and its children die on close().
+        `pass_fds`: descriptors the program inherits (as `subprocess.Popen`). `inherit_env=False`: its
+        environment is `env` alone, not `env` over ours."""
         if isinstance(args, str) or not args or not all(isinstance(a, str) for a in args):
             raise TypeError(f"args must be a non-empty list of strings (argv, no shell), got {args!r}")
         app = subprocess.Popen(
             list(args),
-            env={**self.env, **(env or {})},
+            env={**(self.env if inherit_env else {}), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
             text=text,
+            pass_fds=tuple(pass_fds),
             start_new_session=True,  # its own process group, so close() also stops its children
         )
         self._apps.append(app)

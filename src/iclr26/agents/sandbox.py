@@ -244,6 +244,11 @@ class Sandbox:
         their own uid.
     env : mapping, optional
         Extra environment variables for the commands (on top of PATH, HOME, LANG, TMPDIR).
+    caller_uid : bool, default False
+        Run as the caller's uid even when that is root (no drop to `user`), for programs that must
+        be admitted by a service which accepts only the caller's uid (the desktop's accessibility bus
+        admits root and its owner). Inside the sandbox that uid has no capabilities, but it owns the
+        caller's files (readable where mounted) and the kernel exempts root from `max_processes`.
     """
 
     def __init__(
@@ -255,6 +260,7 @@ class Sandbox:
         keep: bool = False,
         user: int | None = None,
         env: Mapping[str, str] | None = None,
+        caller_uid: bool = False,
     ) -> None:
         if limits is not None and not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
@@ -264,7 +270,9 @@ class Sandbox:
         self.isolated = isolate
         self.keep = keep
         self._given = Path(workdir).absolute() if workdir is not None else None
-        self.uid, self.gid = _sandbox_user(user)
+        if caller_uid and user is not None:
+            raise ValueError("caller_uid=True runs as the caller; leave user unset")
+        self.uid, self.gid = (os.geteuid(), os.getegid()) if caller_uid else _sandbox_user(user)
         self._extra_env = _check_env(env)
         host_path = os.environ.get("PATH", SANDBOX_PATH)
         if isolate:
@@ -272,7 +280,8 @@ class Sandbox:
             self._bwrap: str | None = _which("bwrap", host_path, "bubblewrap")
         else:
             self._bwrap = None
-        self._setpriv = _which("setpriv", host_path, "util-linux") if _root() else None
+        drop = _root() and not caller_uid
+        self._setpriv = _which("setpriv", host_path, "util-linux") if drop else None
         self._bash = _which("bash", SANDBOX_PATH, "bash")
         self._workdir: Path | None = None
         self._created = False
@@ -356,12 +365,16 @@ class Sandbox:
         binds: Mapping[str | os.PathLike[str], str] | None = None,
         ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
         new_session: bool = True,
+        hide: Sequence[str] = (),
+        clear_env: Mapping[str, str] | None = None,
     ) -> list[str]:
         """The host argv that runs `argv` inside this sandbox with its rlimits (no timeout: the caller's).
 
         `binds` maps extra host directories to (writable) paths inside, `ro_binds` to read-only ones;
         only with isolation.
         `new_session=False` keeps the caller's terminal as the controlling tty (for a tmux pane).
+        `hide`: host folders covered by an empty tmpfs inside (binds into them still show).
+        `clear_env`: the whole environment inside (bwrap --clearenv), whatever the caller's is.
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) for a in argv):
@@ -372,8 +385,8 @@ class Sandbox:
             prefix = [self._setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
             prefix += ["--no-new-privs", "--"]
         if self._bwrap is None:
-            if binds or ro_binds:
-                raise ValueError("binds need isolation; this Sandbox has isolate=False")
+            if binds or ro_binds or hide or clear_env is not None:
+                raise ValueError("binds, hide and clear_env need isolation; this Sandbox has isolate=False")
             return [*prefix, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
         tmpfs = str(self.limits.tmpfs_bytes)
         box = [self._bwrap, "--unshare-user", "--disable-userns", "--unshare-net", "--unshare-pid"]
@@ -382,6 +395,14 @@ class Sandbox:
         box += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", tmpfs, "--tmpfs", "/dev/shm"]
         box += ["--remount-ro", "/dev", "--proc", "/proc"]
         box += ["--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
+        for folder in hide:
+            if not isinstance(folder, str) or not folder.startswith("/"):
+                raise ValueError(f"hide takes absolute paths, got {folder!r}")
+            box += ["--size", tmpfs, "--tmpfs", folder]
+        if clear_env is not None:
+            box.append("--clearenv")
+            for key, value in _check_env(clear_env).items():
+                box += ["--setenv", key, value]
         box += ["--bind", workdir, workdir]
         mounts = [("--bind", b) for b in (binds or {}).items()]
         mounts += [("--ro-bind", b) for b in (ro_binds or {}).items()]

@@ -7,6 +7,10 @@ read by `atspi_dump.py` under the system Python, which has Debian's pyatspi, and
 paper's agents see it: one tab-separated line per kept node (role, name, text, position, size),
 cut at a character budget.
 
+Each app runs in its own bubblewrap sandbox (`launch`): no network but its own loopback, only its
+folders writable, our environment only, and only this desktop's X, session-bus and accessibility-bus
+sockets; the desktop's sockets live in a private 0700 folder, and Xvfb asks for a cookie.
+
     with Desktop() as desk:
         desk.launch(["texstudio", "/tmp/doc/main.tex"], home=tmp / "home")
         desk.wait_for_window("TeXstudio")
@@ -17,15 +21,20 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import secrets
+import socket
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iclr26.agents.display import VirtualDisplay, stop_group
+from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox, SandboxLimits
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 
@@ -89,6 +98,50 @@ SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bu
 """
 """The desktop's session bus: a socket in the desktop's private folder and no service folders, so no
 name is ever activated on demand (see `Desktop._start_accessibility`)."""
+
+
+RELAY = Path(__file__).with_name("relay.py")
+RELAY_INSIDE = "/run/iclr26/relay.py"
+APP_LIMITS = SandboxLimits(cpu_s=None, memory_bytes=None)
+"""An app's rlimits: the shell sandbox's, but no CPU-time or address-space cap: an app lives for the
+whole episode (whose wall clock bounds it), and Qt's WebEngine (KAlgebra) and Mesa's software renderer
+reserve far more address space than they use."""
+
+
+def _in_keeper_thread(start: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[Any]:
+    """`start()`'s process, started from a thread that lives until the process exits. bwrap's
+    --die-with-parent kills the sandbox when the *thread* that started it ends (the kernel's parent-death
+    signal follows the thread), and the control server launches apps from short-lived request threads."""
+    box: queue.Queue[subprocess.Popen[Any] | BaseException] = queue.Queue()
+
+    def keeper() -> None:
+        try:
+            proc = start()
+        except BaseException as e:  # handed to the caller
+            box.put(e)
+            return
+        box.put(proc)
+        proc.wait()
+
+    threading.Thread(target=keeper, name="app-keeper", daemon=True).start()
+    got = box.get()
+    if isinstance(got, BaseException):
+        raise got
+    return got
+
+
+def _socket_of(address: str) -> str:
+    """The socket path of a D-Bus address `unix:path=/x,guid=...`."""
+    for part in address.split(":", 1)[-1].split(","):
+        if part.startswith("path="):
+            return part[len("path=") :]
+    raise DesktopError(f"the bus address {address!r} has no socket path (an abstract socket?)")
+
+
+def _host_homes() -> list[str]:
+    """The host's home folders, hidden from the apps (the harness's dotfiles, keys and caches)."""
+    found = {str(Path.home()), "/root", "/home"}
+    return sorted(p for p in found if p != "/" and Path(p).is_dir())
 
 
 class DesktopError(UserError):
@@ -238,26 +291,106 @@ class Desktop:
                 )
             time.sleep(0.1)
 
+    def socket_path(self, name: str) -> Path:
+        """A fresh path for a control socket of ours, in the desktop's private folder (see `launch`)."""
+        if self._runtime is None:
+            raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
+        return Path(self._runtime.name) / f"{name}-{secrets.token_hex(4)}.sock"
+
     def launch(
-        self, argv: Sequence[str], *, home: str | Path, log: str | Path | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        home: str | Path,
+        log: str | Path | None = None,
+        writable: Sequence[str | Path] = (),
+        readable: Sequence[str | Path] = (),
+        ports: Mapping[int, Path] | None = None,
+        sandbox: bool = True,
     ) -> subprocess.Popen[Any]:
-        """Start an app with a clean profile under `home` (HOME and the XDG folders point there)."""
+        """Start an app in its own sandbox with a clean profile under `home` (HOME and the XDG folders
+        point there).
+
+        The sandbox (`iclr26.agents.Sandbox`, bubblewrap): its own network namespace with only a
+        loopback, the host system read-only, the host's home folders hidden, a private /tmp, `home`
+        and the folders in `writable` the only writable places; in it, only this desktop's X socket and
+        cookie, its session bus and accessibility bus sockets; an environment of our own (none of the
+        harness's variables, hence no API key), and the shell sandbox's rlimits but for CPU time and
+        address space (`APP_LIMITS`). `ports` maps a TCP port the app serves on its loopback to a
+        Unix socket path of ours (`socket_path`): connections there reach the port through a relay in
+        the sandbox (`relay.py`); nothing else can. `readable`: more host paths it may read (a socket
+        it may connect to).
+
+        `sandbox=False` starts the app on the host with the harness's environment, as before: only for
+        xterm, which does not start in the sandbox yet (its shell exits at once) and runs no agent
+        command (the GRASS shell it shows runs in the agent sandbox; its tmux client has no commands)."""
         if self.display is None:
             raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
-        home = Path(home)
-        for sub in (".config", ".local/share", ".cache"):
+        home = Path(home).absolute()
+        for sub in (".config", ".local/share", ".cache", ".runtime"):
             (home / sub).mkdir(parents=True, exist_ok=True)
-        env = {
-            **self.env,
+        os.chmod(home / ".runtime", 0o700)
+        inside = {
+            **{k: v for k, v in self.env.items() if k != "XDG_RUNTIME_DIR"},
+            "PATH": SANDBOX_PATH,
+            "LANG": "C.UTF-8",
+            "TMPDIR": "/tmp",
+            "DISPLAY": self.display.display,
+            "XAUTHORITY": str(self.display.authority),
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local/share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_RUNTIME_DIR": str(home / ".runtime"),
         }
-        out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
-        return self.display.launch(
-            list(argv), env=env, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL
-        )
+        if not sandbox:
+            if ports:
+                raise DesktopError("ports need the app's sandbox")
+            host_env = {k: v for k, v in inside.items() if k not in ("PATH", "TMPDIR")}
+            out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
+            return self.display.launch(
+                list(argv), env=host_env, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL
+            )
+        sockets = [f"/tmp/.X11-unix/X{self.display.display.lstrip(':')}", str(self.display.authority)]
+        sockets += [_socket_of(self.env[k]) for k in ("DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS")]
+        sockets += [str(Path(r).absolute()) for r in readable]
+        ro_binds: dict[str | os.PathLike[str], str] = {p: p for p in sockets}
+        ro_binds[str(RELAY)] = RELAY_INSIDE
+        listeners = []
+        script = ""
+        try:
+            for port, path in (ports or {}).items():
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                listeners.append(listener)
+                listener.bind(str(path))
+                listener.listen(16)
+                fd = listener.fileno()
+                script += f"{SYSTEM_PYTHON} -I {RELAY_INSIDE} {fd} {int(port)} & "
+            closes = " ".join(f"{ln.fileno()}<&-" for ln in listeners)
+            script += f'exec "$@" {closes}'
+            sandbox = Sandbox(home, APP_LIMITS, caller_uid=True).open()
+            command = sandbox.command_line(
+                ["/bin/bash", "--noprofile", "--norc", "-c", script, "app", *argv],
+                binds={str(Path(w).absolute()): str(Path(w).absolute()) for w in writable},
+                ro_binds=ro_binds,
+                hide=_host_homes(),
+                clear_env=inside,
+            )
+            out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
+            display = self.display
+            return _in_keeper_thread(
+                lambda: display.launch(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
+                    pass_fds=[ln.fileno() for ln in listeners],
+                    env=inside,  # bwrap's own too: no secret in any process of the app's group
+                    inherit_env=False,
+                )
+            )
+        finally:
+            for listener in listeners:  # the relay in the sandbox holds them now
+                listener.close()
 
     def wait_for_window(self, name: str, timeout_s: float = 30.0) -> int:
         """The id of the first window whose title contains `name`, waiting up to `timeout_s`. Some apps

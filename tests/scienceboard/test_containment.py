@@ -238,8 +238,9 @@ def test_an_app_writes_only_its_folders_and_sees_no_secret_or_host_home(tmp_path
     "xvfb", "xdotool", "openbox", "dbus", "at-spi2-core", "python3-pyatspi", "stellarium", "bubblewrap"
 )
 def test_stellarium_remote_control_answers_only_us(tmp_path):
-    """Stellarium's RemoteControl (no password, runs scripts) serves on its sandbox's own loopback: our
-    probe reads it through the relay, nobody reaches it or any other socket of ours."""
+    """Stellarium's RemoteControl (it runs scripts) serves on its sandbox's own loopback and asks for
+    the task's password: our probe reads it through the relay, a request without the password gets 401,
+    and nobody reaches it or any other socket of ours."""
     from iclr26.scienceboard.desktop import Desktop
     from iclr26.scienceboard.env import ScienceBoardEnv
     from iclr26.scienceboard.suite import built_tasks
@@ -250,6 +251,11 @@ def test_stellarium_remote_control_answers_only_us(tmp_path):
         env.reset()
         try:
             assert "location" in env.stellarium.status()
+            import httpx
+
+            transport = httpx.HTTPTransport(uds=str(env._socket))
+            with httpx.Client(transport=transport, timeout=10) as bare:  # the relay, without the password
+                assert bare.get("http://127.0.0.1/api/main/status").status_code == 401
             _assert_nothing_answers_another_user(desk)
         finally:
             env.close()

@@ -79,7 +79,7 @@ def test_the_session_bus_activates_nothing_and_an_app_without_a_tree_did_not_sta
         assert "org.a11y.Bus" not in names and "org.freedesktop.DBus" in names
         assert desk.env["AT_SPI_BUS_ADDRESS"].startswith("unix:path=" + desk.env["XDG_RUNTIME_DIR"])
         assert desk.nodes() == []  # the registry answers, with no app yet
-        desk.launch(["xterm", "-T", "plain"], home=tmp_path / "home", sandbox=False)  # no accessibility tree
+        desk.launch(["xterm", "-T", "plain"], home=tmp_path / "home", bus=False)  # no accessibility tree
         desk.wait_for_window("plain", timeout_s=30)
         with pytest.raises(DesktopError, match=r"^xterm's accessibility tree was not readable 1 s after"):
             desk.wait_for_app("xterm", timeout_s=1)

@@ -367,6 +367,7 @@ class Sandbox:
         new_session: bool = True,
         hide: Sequence[str] = (),
         clear_env: Mapping[str, str] | None = None,
+        inner_uid: int | None = None,
     ) -> list[str]:
         """The host argv that runs `argv` inside this sandbox with its rlimits (no timeout: the caller's).
 
@@ -375,6 +376,8 @@ class Sandbox:
         `new_session=False` keeps the caller's terminal as the controlling tty (for a tmux pane).
         `hide`: host folders covered by an empty tmpfs inside (binds into them still show).
         `clear_env`: the whole environment inside (bwrap --clearenv), whatever the caller's is.
+        `inner_uid`: the uid and gid the command sees inside (mapped to the sandbox's own outside), for
+        programs that act differently as root (xterm, as root, sets groups a user namespace refuses).
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) for a in argv):
@@ -385,7 +388,7 @@ class Sandbox:
             prefix = [self._setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
             prefix += ["--no-new-privs", "--"]
         if self._bwrap is None:
-            if binds or ro_binds or hide or clear_env is not None:
+            if binds or ro_binds or hide or clear_env is not None or inner_uid is not None:
                 raise ValueError("binds, hide and clear_env need isolation; this Sandbox has isolate=False")
             return [*prefix, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
         tmpfs = str(self.limits.tmpfs_bytes)
@@ -395,6 +398,9 @@ class Sandbox:
         box += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", tmpfs, "--tmpfs", "/dev/shm"]
         box += ["--remount-ro", "/dev", "--proc", "/proc"]
         box += ["--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
+        if inner_uid is not None:
+            check_int("inner_uid", inner_uid, 1, 2**31 - 2)
+            box += ["--uid", str(inner_uid), "--gid", str(inner_uid)]
         for folder in hide:
             if not isinstance(folder, str) or not folder.startswith("/"):
                 raise ValueError(f"hide takes absolute paths, got {folder!r}")

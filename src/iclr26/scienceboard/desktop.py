@@ -108,6 +108,11 @@ whole episode (whose wall clock bounds it), and Qt's WebEngine (KAlgebra) and Me
 reserve far more address space than they use."""
 
 
+APP_UID = 1000
+"""The uid an app without the buses sees inside its sandbox (`launch(bus=False)`); outside, it is the
+harness's."""
+
+
 def _in_keeper_thread(start: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[Any]:
     """`start()`'s process, started from a thread that lives until the process exits. bwrap's
     --die-with-parent kills the sandbox when the *thread* that started it ends (the kernel's parent-death
@@ -306,7 +311,7 @@ class Desktop:
         writable: Sequence[str | Path] = (),
         readable: Sequence[str | Path] = (),
         ports: Mapping[int, Path] | None = None,
-        sandbox: bool = True,
+        bus: bool = True,
     ) -> subprocess.Popen[Any]:
         """Start an app in its own sandbox with a clean profile under `home` (HOME and the XDG folders
         point there).
@@ -321,9 +326,9 @@ class Desktop:
         the sandbox (`relay.py`); nothing else can. `readable`: more host paths it may read (a socket
         it may connect to).
 
-        `sandbox=False` starts the app on the host with the harness's environment, as before: only for
-        xterm, which does not start in the sandbox yet (its shell exits at once) and runs no agent
-        command (the GRASS shell it shows runs in the agent sandbox; its tmux client has no commands)."""
+        `bus=False` is for apps without an accessibility tree (xterm): inside, the app sees an ordinary
+        uid (`APP_UID`), not root, because xterm as root sets groups that a user namespace refuses;
+        the buses then refuse it (D-Bus compares the uid a client claims with its real one)."""
         if self.display is None:
             raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
         home = Path(home).absolute()
@@ -343,14 +348,6 @@ class Desktop:
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_RUNTIME_DIR": str(home / ".runtime"),
         }
-        if not sandbox:
-            if ports:
-                raise DesktopError("ports need the app's sandbox")
-            host_env = {k: v for k, v in inside.items() if k not in ("PATH", "TMPDIR")}
-            out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
-            return self.display.launch(
-                list(argv), env=host_env, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL
-            )
         sockets = [f"/tmp/.X11-unix/X{self.display.display.lstrip(':')}", str(self.display.authority)]
         sockets += [_socket_of(self.env[k]) for k in ("DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS")]
         sockets += [str(Path(r).absolute()) for r in readable]
@@ -375,6 +372,7 @@ class Desktop:
                 ro_binds=ro_binds,
                 hide=_host_homes(),
                 clear_env=inside,
+                inner_uid=None if bus else APP_UID,
             )
             out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
             display = self.display

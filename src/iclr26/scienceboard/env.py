@@ -22,6 +22,7 @@ next task's `reset` starts from empty folders, so nothing carries over.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -71,7 +72,7 @@ PYMOL_PORT, STELLARIUM_PORT = 9123, 8090
 other process shares them); the harness reaches them through `Desktop.launch(ports=...)`."""
 
 
-def _stellarium_config(home: Path, port: int) -> None:
+def _stellarium_config(home: Path, port: int, password: str) -> None:
     """Stellarium's config for a clean profile: Debian's defaults, the RemoteControl plugin loaded and
     serving on `port` (of the app's own loopback: `Desktop.launch`), and at most 2 frames a second
     (Xvfb renders in software; a busy render loop also stalls the app's accessibility replies)."""
@@ -87,7 +88,8 @@ def _stellarium_config(home: Path, port: int) -> None:
         "enabled": "true",
         "autostart": "true",
         "port": str(port),
-        "use_password": "false",
+        "use_password": "true",  # besides its sandbox: HTTP Basic with this password
+        "password": password,
     }
     if not cfg.has_section("video"):
         cfg.add_section("video")
@@ -151,6 +153,7 @@ class ScienceBoardEnv:
         self.stellarium: Any = None
         self._port = 0  # PyMOL's XML-RPC or Stellarium's RemoteControl port, in the app's sandbox
         self._socket: Path | None = None  # our Unix socket that relays to it
+        self._password = ""  # Stellarium's RemoteControl password (a fresh one per task)
         self.grass: GrassLocation | None = None
         self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
@@ -195,7 +198,8 @@ class ScienceBoardEnv:
             readable.append(self.terminal.socket)  # the xterm's tmux client (no commands: LOCKED_CLIENT)
         elif self.app == "stellarium":
             self._port = STELLARIUM_PORT
-            _stellarium_config(self.workdir / "home", self._port)
+            self._password = secrets.token_urlsafe(16)
+            _stellarium_config(self.workdir / "home", self._port, self._password)
             argv = list(LAUNCH["stellarium"])
         elif self.app == "pymol":
             self._port = PYMOL_PORT
@@ -212,7 +216,7 @@ class ScienceBoardEnv:
             writable=[self.root],
             readable=readable,
             ports=ports,
-            sandbox=self.app != "grass",  # xterm: see Desktop.launch
+            bus=self.app != "grass",  # xterm has no accessibility tree: see Desktop.launch
         )
         try:
             self.desktop.wait_for_window(WINDOW[self.app], timeout_s=60)
@@ -231,7 +235,9 @@ class ScienceBoardEnv:
             if self.app == "stellarium":
                 from iclr26.scienceboard.probes import StellariumRemote
 
-                self.stellarium = StellariumRemote(self._port, unix_socket=self._socket)
+                self.stellarium = StellariumRemote(
+                    self._port, unix_socket=self._socket, password=self._password
+                )
             if self.app == "kalgebra":
                 self._wait_for_variables_panel(timeout_s=60)
             self.startup_s = time.perf_counter() - started  # a window on screen and its state readable

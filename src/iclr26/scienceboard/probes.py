@@ -174,14 +174,22 @@ def kalgebra_variables(nodes: list[Node]) -> dict[str, str]:
 
 class StellariumRemote:
     """A running Stellarium's state through its RemoteControl HTTP API on 127.0.0.1, or through the Unix
-    socket `unix_socket` that relays to it (`Desktop.launch(ports=...)`)."""
+    socket `unix_socket` that relays to it (`Desktop.launch(ports=...)`), with its `password` if set."""
 
-    def __init__(self, port: int, *, timeout_s: float = 60.0, unix_socket: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        port: int,
+        *,
+        timeout_s: float = 60.0,
+        unix_socket: str | Path | None = None,
+        password: str = "",
+    ) -> None:
         import httpx
 
         self.url = f"http://127.0.0.1:{port}/api"
         transport = httpx.HTTPTransport(uds=str(unix_socket)) if unix_socket is not None else None
-        self.http = httpx.Client(timeout=10, transport=transport)
+        auth = httpx.BasicAuth("", password) if password else None
+        self.http = httpx.Client(timeout=10, transport=transport, auth=auth)
         deadline = time.monotonic() + timeout_s
         while True:
             try:

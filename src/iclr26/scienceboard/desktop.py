@@ -12,7 +12,7 @@ folders writable, our environment only, and only this desktop's X, session-bus a
 sockets; the desktop's sockets live in a private 0700 folder, and Xvfb asks for a cookie.
 
     with Desktop() as desk:
-        desk.launch(["texstudio", "/tmp/doc/main.tex"], home=tmp / "home")
+        desk.launch(["texstudio", str(tmp / "doc/main.tex")], home=tmp / "home", writable=[tmp / "doc"])
         desk.wait_for_window("TeXstudio")
         print(desk.a11y_tree(max_chars=8000))
 """

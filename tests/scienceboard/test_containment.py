@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 
+import iclr26.scienceboard
 from iclr26.agents.display import VirtualDisplay
 from iclr26.agents.sandbox import Sandbox
 from iclr26.agents.terminal import TerminalSession
 from tests.waiting import wait_until
 
 ROOT = os.geteuid() == 0
+PACKAGE = Path(iclr26.scienceboard.__file__).parent
 OTHER_UID = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 """Run a command as nobody, another local user than the harness."""
 
@@ -215,7 +217,7 @@ def test_an_app_writes_only_its_folders_and_sees_no_secret_or_host_home(tmp_path
     task.mkdir()
     script = (
         f"touch {host_marker}; touch {task}/ok; env > $HOME/env.txt; ls -a {Path.home()} > $HOME/ls.txt;"
-        f" (exec 3<>/dev/tcp/1.1.1.1/53) 2> $HOME/net.txt; touch $HOME/done"
+        f" ls -A {PACKAGE} >> $HOME/ls.txt; (exec 3<>/dev/tcp/1.1.1.1/53) 2> $HOME/net.txt; touch $HOME/done"
     )
     try:
         secret.write_text("sk-file-secret")
@@ -226,7 +228,8 @@ def test_an_app_writes_only_its_folders_and_sees_no_secret_or_host_home(tmp_path
         assert (task / "ok").exists()
         env = (home / "env.txt").read_text()
         assert "sk-test-secret" not in env and "XAUTHORITY=" in env and "DISPLAY=" in env
-        assert secret.name not in (home / "ls.txt").read_text()
+        listed = (home / "ls.txt").read_text()
+        assert secret.name not in listed and "suite.py" not in listed  # nor the reference solutions
         assert (home / "net.txt").read_text().strip()  # no route out: the connect failed
     finally:
         host_marker.unlink(missing_ok=True)

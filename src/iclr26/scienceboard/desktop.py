@@ -143,9 +143,10 @@ def _socket_of(address: str) -> str:
     raise DesktopError(f"the bus address {address!r} has no socket path (an abstract socket?)")
 
 
-def _host_homes() -> list[str]:
-    """The host's home folders, hidden from the apps (the harness's dotfiles, keys and caches)."""
-    found = {str(Path.home()), "/root", "/home"}
+def _hidden() -> list[str]:
+    """The host folders hidden from the apps: the home folders (the harness's dotfiles, keys and
+    caches) and this package (the built-here tasks' reference solutions)."""
+    found = {str(Path.home()), "/root", "/home", str(Path(__file__).resolve().parents[1])}
     return sorted(p for p in found if p != "/" and Path(p).is_dir())
 
 
@@ -317,14 +318,14 @@ class Desktop:
         point there).
 
         The sandbox (`iclr26.agents.Sandbox`, bubblewrap): its own network namespace with only a
-        loopback, the host system read-only, the host's home folders hidden, a private /tmp, `home`
-        and the folders in `writable` the only writable places; in it, only this desktop's X socket and
-        cookie, its session bus and accessibility bus sockets; an environment of our own (none of the
-        harness's variables, hence no API key), and the shell sandbox's rlimits but for CPU time and
-        address space (`APP_LIMITS`). `ports` maps a TCP port the app serves on its loopback to a
-        Unix socket path of ours (`socket_path`): connections there reach the port through a relay in
-        the sandbox (`relay.py`); nothing else can. `readable`: more host paths it may read (a socket
-        it may connect to).
+        loopback, the host system read-only, the host's home folders and this package hidden, a
+        private /tmp, `home` and the folders in `writable` the only writable places; in it, only
+        this desktop's X socket and cookie, its session bus and accessibility bus sockets; an
+        environment of our own (none of the harness's variables, hence no API key), and the shell
+        sandbox's rlimits but for CPU time and address space (`APP_LIMITS`). `ports` maps a TCP port
+        the app serves on its loopback to a Unix socket path of ours (`socket_path`): connections
+        there reach the port through a relay in the sandbox (`relay.py`); nothing else can.
+        `readable`: more host paths it may read (a socket it may connect to).
 
         `bus=False` is for apps without an accessibility tree (xterm): inside, the app sees an ordinary
         uid (`APP_UID`), not root, because xterm as root sets groups that a user namespace refuses;
@@ -370,7 +371,7 @@ class Desktop:
                 ["/bin/bash", "--noprofile", "--norc", "-c", script, "app", *argv],
                 binds={str(Path(w).absolute()): str(Path(w).absolute()) for w in writable},
                 ro_binds=ro_binds,
-                hide=_host_homes(),
+                hide=_hidden(),
                 clear_env=inside,
                 inner_uid=None if bus else APP_UID,
             )

@@ -38,3 +38,29 @@ def test_clear_env_hide_and_inner_uid(tmp_path, monkeypatch):
 def test_caller_uid_excludes_user():
     with pytest.raises(ValueError, match="caller_uid"):
         Sandbox(user=1234, caller_uid=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drop_inside is for a root caller")
+def test_drop_inside_binds_a_root_only_file_and_runs_as_nobody(tmp_path):
+    """bwrap opens the bind sources as root (a file in a 0700 folder), the command runs as nobody with
+    no capabilities, and the folders above the mount point and /tmp are open to it."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "note.txt").write_text("for the app")
+    (closed / "note.txt").chmod(0o644)
+    work = tmp_path / "work"
+    work.mkdir()
+    with Sandbox(work, drop_inside=True) as box:
+        argv = box.command_line(
+            [
+                "bash",
+                "-c",
+                "id -u; grep CapEff /proc/self/status; cat /tmp/a/b/note.txt; touch /tmp/t && echo tmp-ok",
+            ],
+            ro_binds={closed / "note.txt": "/tmp/a/b/note.txt"},
+        )
+        done = subprocess.run(argv, env=box.env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0] == "65534" and lines[1].endswith("0000000000000000")
+    assert "for the app" in done.stdout and "tmp-ok" in done.stdout

@@ -195,6 +195,8 @@ def test_pymol_runs_contained_and_nothing_of_ours_answers_another_user(tmp_path,
                 environs = [Path(f"/proc/{p}/environ").read_bytes() for p in app]
                 assert environs and not any(b"sk-test-secret" in e for e in environs)
                 assert sum(b"XAUTHORITY=" in e for e in environs) >= 3  # bwrap, the relay, PyMOL
+                uids = {Path(f"/proc/{p}/status").read_text().split("\nUid:")[1].split()[0] for p in app}
+                assert "65534" in uids  # PyMOL and the relay; bwrap itself is root
 
                 _assert_nothing_answers_another_user(desk)
             finally:
@@ -205,22 +207,27 @@ def test_pymol_runs_contained_and_nothing_of_ours_answers_another_user(tmp_path,
 
 @pytest.mark.debian("xvfb", "xdotool", "openbox", "dbus", "at-spi2-core", "python3-pyatspi", "bubblewrap")
 def test_an_app_writes_only_its_folders_and_sees_no_secret_or_host_home(tmp_path, monkeypatch):
-    """Whatever an app runs (PyMOL's `system`, a shell escape of any app) runs in its sandbox: it writes
-    its home and the task's folder, nothing else; it has none of the harness's environment; the host's
-    home folders are empty; it reaches no outside network."""
+    """Whatever an app runs (PyMOL's `system`, a shell escape of any app) runs in its sandbox, as an
+    unprivileged uid: it writes its home and the task's folder, nothing else; it has none of the
+    harness's environment; the host's home folders and this package are empty, the harness's own files
+    closed; it reaches no outside network."""
     from iclr26.scienceboard.desktop import Desktop
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     secret = Path.home() / f".iclr26-secret-{secrets.token_hex(4)}"
+    private = Path(f"/var/tmp/iclr26-private-{secrets.token_hex(4)}")  # the harness's own, mode 0600
     host_marker = Path(f"/tmp/iclr26-app-marker-{secrets.token_hex(4)}")
     home, task = tmp_path / "home", tmp_path / "task"
     task.mkdir()
     script = (
         f"touch {host_marker}; touch {task}/ok; env > $HOME/env.txt; ls -a {Path.home()} > $HOME/ls.txt;"
-        f" ls -A {PACKAGE} >> $HOME/ls.txt; (exec 3<>/dev/tcp/1.1.1.1/53) 2> $HOME/net.txt; touch $HOME/done"
+        f" ls -A {PACKAGE} >> $HOME/ls.txt; (exec 3<>/dev/tcp/1.1.1.1/53) 2> $HOME/net.txt;"
+        f" id -u > $HOME/uid.txt; cat {private} > $HOME/private.txt 2>&1; touch $HOME/done"
     )
     try:
         secret.write_text("sk-file-secret")
+        private.write_text("sk-private-secret")
+        private.chmod(0o600)
         with Desktop() as desk:
             desk.launch(["/bin/bash", "-c", script], home=home, writable=[task])
             wait_until((home / "done").exists, timeout_s=30, what="the app's script finished")
@@ -231,9 +238,13 @@ def test_an_app_writes_only_its_folders_and_sees_no_secret_or_host_home(tmp_path
         listed = (home / "ls.txt").read_text()
         assert secret.name not in listed and "suite.py" not in listed  # nor the reference solutions
         assert (home / "net.txt").read_text().strip()  # no route out: the connect failed
+        if ROOT:  # the app runs as an unprivileged uid: the harness's own files stay closed
+            assert (home / "uid.txt").read_text().strip() == "65534"
+            assert "sk-private-secret" not in (home / "private.txt").read_text()
     finally:
         host_marker.unlink(missing_ok=True)
         secret.unlink(missing_ok=True)
+        private.unlink(missing_ok=True)
 
 
 @pytest.mark.skipif(not ROOT, reason="switching to another uid (setpriv) needs root")

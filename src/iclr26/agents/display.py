@@ -5,6 +5,11 @@ until it accepts connections, and tears it down on exit, even when the body rais
 display an agent launches applications (`launch`), looks (`screenshot`, Pillow's X11 grab) and
 acts (`click`, `type_text`, `key`, `move`), all through `xdotool` run with argument lists.
 
+Only clients holding the display's cookie may connect: Xvfb starts with `-auth` on an X authority
+file (one MIT-MAGIC-COOKIE-1 of 16 random bytes, in a private 0700 folder), `-nolisten tcp`, and
+every client we start (apps, xdotool, the screenshot) gets `XAUTHORITY` pointing at that file
+(`authority`). Another local user can reach the socket in /tmp/.X11-unix but is refused.
+
     with VirtualDisplay(1280, 800) as screen:
         screen.launch(["chromium", "--no-sandbox", "--kiosk", url])
         screen.wait_for_window("Example")
@@ -18,10 +23,12 @@ import contextlib
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +43,24 @@ if TYPE_CHECKING:
     from PIL import Image
 
 __all__ = ["VirtualDisplay", "XdotoolError", "stop_group"]
+
+_XAUTH_LOCK = threading.Lock()  # the screenshot sets XAUTHORITY in this process for its grab
+_COOKIE = "MIT-MAGIC-COOKIE-1"
+_FAMILY_WILD = 0xFFFF  # an entry for any address and display number
+
+
+def write_authority(path: Path, cookie: bytes) -> None:
+    """Write an X authority file holding one MIT-MAGIC-COOKIE-1 entry that matches any display (the
+    family Wild, no address, no display number), readable by its owner only."""
+
+    def field(data: bytes) -> bytes:
+        return len(data).to_bytes(2, "big") + data
+
+    entry = _FAMILY_WILD.to_bytes(2, "big") + field(b"") + field(b"") + field(_COOKIE.encode())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(entry + field(cookie))
+
 
 _MAX_SIDE = 16384  # Xvfb's framebuffer limit per side
 _DEPTHS = (24,)  # Pillow's X11 grab reads 24-bit screens only ("unsupported bit depth" otherwise)
@@ -76,6 +101,7 @@ class VirtualDisplay:
         self._stderr: IO[bytes] | None = None
         self._number: int | None = None
         self._apps: list[subprocess.Popen[Any]] = []
+        self._auth_dir: Path | None = None  # private 0700 folder holding the X authority file
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -92,10 +118,14 @@ class VirtualDisplay:
         if self._xvfb is not None:
             raise RuntimeError(f"VirtualDisplay :{self._number} is already started; close() it first")
         require("xvfb", "xdotool")
+        self._auth_dir = Path(tempfile.mkdtemp(prefix="iclr26-xauth-"))  # 0700: ours only
+        write_authority(self.authority, os.urandom(16))
         read_fd, write_fd = os.pipe()
         # -displayfd: Xvfb picks a free display number and writes it to write_fd once it listens.
-        # -nolisten tcp: local clients only. -noreset: keep the screen when the last client leaves.
-        argv = ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-noreset"]
+        # -auth: only clients with our cookie. -nolisten tcp: local clients only. -noreset: keep
+        # the screen (and the cookie) when the last client leaves.
+        argv = ["Xvfb", "-displayfd", str(write_fd), "-auth", str(self.authority), "-nolisten", "tcp"]
+        argv += ["-noreset"]
         argv += ["-screen", "0", f"{self.width}x{self.height}x{self.depth}"]
         self._stderr = tempfile.TemporaryFile(prefix="xvfb-stderr-")  # noqa: SIM115 (closed by close())
         try:
@@ -169,6 +199,16 @@ class VirtualDisplay:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._auth_dir is not None:
+            shutil.rmtree(self._auth_dir, ignore_errors=True)
+            self._auth_dir = None
+
+    @property
+    def authority(self) -> Path:
+        """The X authority file (the display's cookie) that clients need in XAUTHORITY."""
+        if self._auth_dir is None:
+            raise RuntimeError("VirtualDisplay is not started; use `with VirtualDisplay(...) as d:`")
+        return self._auth_dir / "Xauthority"
 
     @property
     def running(self) -> bool:
@@ -190,16 +230,17 @@ class VirtualDisplay:
 
     @property
     def env(self) -> dict[str, str]:
-        """A copy of os.environ with DISPLAY set to this display, without WAYLAND_DISPLAY, and without
-        Qt variables that point into this Python environment: importing OpenCV's wheel sets
-        QT_QPA_PLATFORM_PLUGIN_PATH and QT_QPA_FONTDIR to its own Qt, with which Debian's Qt apps
-        (TeXstudio, PyMOL) cannot start."""
+        """A copy of os.environ with DISPLAY and XAUTHORITY set for this display, without
+        WAYLAND_DISPLAY, and without Qt variables that point into this Python environment: importing
+        OpenCV's wheel sets QT_QPA_PLATFORM_PLUGIN_PATH and QT_QPA_FONTDIR to its own Qt, with which
+        Debian's Qt apps (TeXstudio, PyMOL) cannot start."""
         env = {
             k: v
             for k, v in os.environ.items()
             if k != "WAYLAND_DISPLAY" and not (k.startswith("QT_") and sys.prefix in v)
         }
         env["DISPLAY"] = self.display
+        env["XAUTHORITY"] = str(self.authority)
         return env
 
     def _check_running(self) -> None:
@@ -222,17 +263,22 @@ class VirtualDisplay:
         stdout: int | IO[Any] | None = subprocess.DEVNULL,
         stderr: int | IO[Any] | None = subprocess.DEVNULL,
         text: bool = False,
+        pass_fds: Sequence[int] = (),
+        inherit_env: bool = True,
     ) -> subprocess.Popen[Any]:
-        """Start the program `args` (argv list) on this display; it and its children die on close()."""
+        """Start the program `args` (argv list) on this display; it and its children die on close().
+        `pass_fds`: descriptors the program inherits (as `subprocess.Popen`). `inherit_env=False`: its
+        environment is `env` alone, not `env` over ours."""
         if isinstance(args, str) or not args or not all(isinstance(a, str) for a in args):
             raise TypeError(f"args must be a non-empty list of strings (argv, no shell), got {args!r}")
         app = subprocess.Popen(
             list(args),
-            env={**self.env, **(env or {})},
+            env={**(self.env if inherit_env else {}), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
             text=text,
+            pass_fds=tuple(pass_fds),
             start_new_session=True,  # its own process group, so close() also stops its children
         )
         self._apps.append(app)
@@ -247,7 +293,16 @@ class VirtualDisplay:
             raise RuntimeError(
                 "this Pillow was built without X11 (xcb) support; install the PyPI wheel of pillow"
             )
-        image = ImageGrab.grab(xdisplay=self.display).convert("RGB")
+        with _XAUTH_LOCK:  # xcb reads the cookie's file from this process's XAUTHORITY
+            before = os.environ.get("XAUTHORITY")
+            os.environ["XAUTHORITY"] = str(self.authority)
+            try:
+                image = ImageGrab.grab(xdisplay=self.display).convert("RGB")
+            finally:
+                if before is None:
+                    os.environ.pop("XAUTHORITY", None)
+                else:
+                    os.environ["XAUTHORITY"] = before
         if path is not None:
             image.save(path)
         return image

@@ -253,6 +253,16 @@ class Sandbox:
     ro_binds : mapping, optional
         Host folders every command sees read-only, host path -> absolute path inside (besides
         `SYSTEM_DIRS`); only with isolation.
+    drop_inside : bool, default False
+        Root callers only: bwrap runs as root with no user namespace, and the command drops to
+        `user` inside it (setpriv: no capabilities, no new privileges). Bind sources are then opened
+        as root, so sockets and files in folders only root may enter can be bound in, while the
+        command runs as a real unprivileged uid (a desktop app reaching the desktop's buses).
+    caller_uid : bool, default False
+        Run as the caller's uid even when that is root (no drop to `user`), for programs that must
+        be admitted by a service which accepts only the caller's uid (the desktop's accessibility bus
+        admits root and its owner). Inside the sandbox that uid has no capabilities, but it owns the
+        caller's files (readable where mounted) and the kernel exempts root from `max_processes`.
     """
 
     def __init__(
@@ -265,6 +275,8 @@ class Sandbox:
         user: int | None = None,
         env: Mapping[str, str] | None = None,
         ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
+        caller_uid: bool = False,
+        drop_inside: bool = False,
     ) -> None:
         if limits is not None and not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be a SandboxLimits, got {type(limits).__name__}")
@@ -274,7 +286,12 @@ class Sandbox:
         self.isolated = isolate
         self.keep = keep
         self._given = Path(workdir).absolute() if workdir is not None else None
-        self.uid, self.gid = _sandbox_user(user)
+        if caller_uid and user is not None:
+            raise ValueError("caller_uid=True runs as the caller; leave user unset")
+        if drop_inside and (caller_uid or not isolate or not _root()):
+            raise ValueError("drop_inside needs a root caller, isolation, and not caller_uid")
+        self._drop_inside = drop_inside
+        self.uid, self.gid = (os.geteuid(), os.getegid()) if caller_uid else _sandbox_user(user)
         self._extra_env = _check_env(env)
         if ro_binds and not isolate:
             raise ValueError("ro_binds need isolation; this Sandbox has isolate=False")
@@ -285,7 +302,8 @@ class Sandbox:
             self._bwrap: str | None = _which("bwrap", host_path, "bubblewrap")
         else:
             self._bwrap = None
-        self._setpriv = _which("setpriv", host_path, "util-linux") if _root() else None
+        drop = _root() and not caller_uid and not drop_inside  # drop_inside: setpriv inside bwrap
+        self._setpriv = _which("setpriv", host_path, "util-linux") if drop else None
         self._bash = _which("bash", SANDBOX_PATH, "bash")
         self._workdir: Path | None = None
         self._created = False
@@ -307,7 +325,8 @@ class Sandbox:
             path = Path(tempfile.mkdtemp(prefix="iclr26-sandbox-")).resolve()
             self._created = True
         try:
-            self._check_reachable(path)
+            if not self._drop_inside:  # else bwrap, as root, opens it
+                self._check_reachable(path)
             if _root():
                 _chown_tree(path, self.uid, self.gid)
             self._workdir = path
@@ -369,12 +388,19 @@ class Sandbox:
         binds: Mapping[str | os.PathLike[str], str] | None = None,
         ro_binds: Mapping[str | os.PathLike[str], str] | None = None,
         new_session: bool = True,
+        hide: Sequence[str] = (),
+        clear_env: Mapping[str, str] | None = None,
+        inner_uid: int | None = None,
     ) -> list[str]:
         """The host argv that runs `argv` inside this sandbox with its rlimits (no timeout: the caller's).
 
         `binds` maps extra host directories to (writable) paths inside, `ro_binds` to read-only ones
         (on top of the Sandbox's own); only with isolation.
         `new_session=False` keeps the caller's terminal as the controlling tty (for a tmux pane).
+        `hide`: host folders covered by an empty tmpfs inside (binds into them still show).
+        `clear_env`: the whole environment inside (bwrap --clearenv), whatever the caller's is.
+        `inner_uid`: the uid and gid the command sees inside (mapped to the sandbox's own outside), for
+        programs that act differently as root (xterm, as root, sets groups a user namespace refuses).
         """
         argv = list(argv)
         if not argv or not all(isinstance(a, str) for a in argv):
@@ -385,25 +411,61 @@ class Sandbox:
             prefix = [self._setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
             prefix += ["--no-new-privs", "--"]
         if self._bwrap is None:
-            if binds or ro_binds:
-                raise ValueError("binds need isolation; this Sandbox has isolate=False")
+            if binds or ro_binds or hide or clear_env is not None or inner_uid is not None:
+                raise ValueError("binds, hide and clear_env need isolation; this Sandbox has isolate=False")
             return [*prefix, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
         tmpfs = str(self.limits.tmpfs_bytes)
-        box = [self._bwrap, "--unshare-user", "--disable-userns", "--unshare-net", "--unshare-pid"]
+        users = [] if self._drop_inside else ["--unshare-user", "--disable-userns"]
+        box = [self._bwrap, *users, "--unshare-net", "--unshare-pid"]
         box += ["--unshare-ipc", "--unshare-uts", "--hostname", "sandbox", "--unshare-cgroup-try"]
         box += ["--die-with-parent", *(["--new-session"] if new_session else [])]
-        box += _system_mounts()
-        box += ["--dev", "/dev", "--size", tmpfs, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-        box += ["--proc", "/proc", "--size", tmpfs, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
-        box += ["--size", tmpfs, "--tmpfs", "/var/tmp", "--bind", workdir, workdir]
+        # as root (drop_inside), bwrap makes its tmpfs 0755: /tmp and /dev/shm must be open to the uid
+        sticky = ["--perms", "1777"] if self._drop_inside else []
+        box += [*_system_mounts(), "--dev", "/dev", "--size", tmpfs, *sticky, "--tmpfs", "/dev/shm"]
+        box += ["--remount-ro", "/dev", "--proc", "/proc"]
+        box += ["--size", tmpfs, *sticky, "--tmpfs", "/tmp", "--size", tmpfs, "--tmpfs", "/run"]
+        box += ["--size", tmpfs, *sticky, "--tmpfs", "/var/tmp"]
+        if inner_uid is not None:
+            check_int("inner_uid", inner_uid, 1, 2**31 - 2)
+            box += ["--uid", str(inner_uid), "--gid", str(inner_uid)]
+        for folder in hide:
+            if not isinstance(folder, str) or not folder.startswith("/"):
+                raise ValueError(f"hide takes absolute paths, got {folder!r}")
+            box += ["--size", tmpfs, "--tmpfs", folder]
+        if clear_env is not None:
+            box.append("--clearenv")
+            for key, value in _check_env(clear_env).items():
+                box += ["--setenv", key, value]
+        box += [*self._parents(workdir), "--bind", workdir, workdir]
         mounts = [("--bind", b) for b in (binds or {}).items()]
         mounts += [("--ro-bind", b) for b in {**self.ro_binds, **(ro_binds or {})}.items()]
         for flag, (host, inside) in mounts:
             if not isinstance(inside, str) or not inside.startswith("/"):
                 raise ValueError(f"binds values must be absolute paths inside the sandbox, got {inside!r}")
-            box += [flag, str(Path(host).resolve()), inside]
+            box += [*self._parents(inside), flag, str(Path(host).resolve()), inside]
         box += ["--chdir", workdir, "--"]
+        if self._drop_inside:
+            setpriv = _which("setpriv", SANDBOX_PATH, "util-linux")
+            box += [setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", "--no-new-privs"]
+            box += ["--inh-caps=-all", "--bounding-set=-all", "--"]
         return [*prefix, *box, self._bash, "--noprofile", "--norc", "-c", self._prologue(), "sandbox", *argv]
+
+    def _parents(self, inside: str) -> list[str]:
+        """With `drop_inside`: the bwrap options that create the folders above a mount point in the
+        private tmpfs mounts traversable (bwrap, as root, makes them 0700, closed to the command's uid)."""
+        if not self._drop_inside:
+            return []
+        out = []
+        for parent in reversed(Path(inside).parents):
+            if any(parent.is_relative_to(top) and parent != Path(top) for top in PRIVATE_TMPFS):
+                out += ["--perms", "0755", "--dir", str(parent)]
+        return out
+
+    def hand_over(self, path: str | os.PathLike[str]) -> None:
+        """Give the folder `path` and everything in it to the sandbox's uid (root callers; links
+        themselves, never their targets), so the command may write there."""
+        if _root():
+            _chown_tree(Path(path), self.uid, self.gid)
 
     def run(self, command: str, *, timeout_s: float | None = None) -> CommandResult:
         """Run `bash -c command` in the sandbox under its limits; `timeout_s` overrides limits.timeout_s."""
@@ -599,6 +661,10 @@ def run_capped(
     output, truncated = capture.text()
     code = None if killed else _shell_status(proc.returncode)
     return Captured(code, output, killed, truncated, time.monotonic() - start)
+
+
+PRIVATE_TMPFS = ("/tmp", "/run", "/dev/shm", "/var/tmp")
+"""The folders each sandbox gets as a private tmpfs."""
 
 
 def _system_mounts() -> list[str]:

@@ -26,6 +26,8 @@ When the shell exits (the agent typed `exit`) the pane stays (tmux `remain-on-ex
 turns False, `capture()` still shows the last screen and `run` raises. `close()` kills the tmux
 server and then every process left in the pane's session (for a sandboxed pane that includes
 bwrap, whose pid namespace takes everything inside with it).
+A client attached to the server (`tmux -S <socket> attach`, as the GRASS xterm does) can only type
+into the pane: the server has no prefix key and no key bindings (`LOCKED_CLIENT`).
 `run` assumes a bash-like shell and a command that does not end in a comment or read the rest
 of the line from stdin (the same assumption Terminal-Bench makes).
 """
@@ -58,6 +60,21 @@ _SCRIPTS_INSIDE = "/tmp/.iclr26-terminal-commands"  # where it reads the command
 _STATUS_BYTES = 64  # the most of a status file the host reads
 _READY_S = 5.0  # how long `start` waits for the shell's first output (its prompt)
 _TMUX_TIMEOUT_S = 10.0  # for tmux client commands other than `wait-for`
+
+
+LOCKED_CLIENT = (
+    "set -g prefix None\n"
+    "set -g prefix2 None\n"
+    "set -g mouse off\n"
+    "unbind -a -T prefix\n"
+    "unbind -a -T root\n"
+    "unbind -a -T copy-mode\n"
+    "unbind -a -T copy-mode-vi\n"
+)
+"""The server config that leaves an attached client (the xterm a GUI agent types into) no tmux command:
+no prefix key, no key bindings in any table, no mouse, hence no `new-window`, command prompt or
+`run-shell`, which would run on the host, outside the sandbox. Our own calls (`send-keys`,
+`capture-pane`) go through the socket, which only we can reach."""
 
 
 class TerminalTimeout(TimeoutError):
@@ -187,7 +204,7 @@ class TerminalSession:
                 "set -g status off\n"
                 "set -g remain-on-exit on\n"
                 f"set -g default-size {self.width}x{self.height}\n"
-                "set -s escape-time 0\n"
+                "set -s escape-time 0\n" + LOCKED_CLIENT
             )
             argv = self.command
             if self.sandbox is not None:

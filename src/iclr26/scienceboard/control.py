@@ -104,7 +104,7 @@ class ControlServer:
             known = ", ".join(a for a in LAUNCH if a != "grass")
             raise ValueError(f"launch needs {{'app': one of {known}}}, got {app!r}")
         home = self.root / ".home" / app
-        self.launched.append(self.desktop.launch(list(LAUNCH[app]), home=home))
+        self.launched.append(self.desktop.launch(list(LAUNCH[app]), home=home, writable=[self.root]))
         self.desktop.wait_for_window(WINDOW[app], timeout_s=60)
         self.desktop.wait_for_app(WINDOW[app], timeout_s=60)  # started = its tree is readable
         return {"status": "success", "app": app}

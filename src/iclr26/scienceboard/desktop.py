@@ -7,8 +7,13 @@ read by `atspi_dump.py` under the system Python, which has Debian's pyatspi, and
 paper's agents see it: one tab-separated line per kept node (role, name, text, position, size),
 cut at a character budget.
 
+Each app runs in its own bubblewrap sandbox (`launch`), as nobody under a root harness: no network but
+its own loopback, only its folders writable, our environment only, and only this desktop's X,
+session-bus and accessibility-bus sockets; the desktop's sockets live in a private 0700 folder, and
+Xvfb asks for a cookie.
+
     with Desktop() as desk:
-        desk.launch(["texstudio", "/tmp/doc/main.tex"], home=tmp / "home")
+        desk.launch(["texstudio", str(tmp / "doc/main.tex")], home=tmp / "home", writable=[tmp / "doc"])
         desk.wait_for_window("TeXstudio")
         print(desk.a11y_tree(max_chars=8000))
 """
@@ -17,15 +22,21 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import secrets
+import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iclr26.agents.display import VirtualDisplay, stop_group
+from iclr26.agents.sandbox import NOBODY, SANDBOX_PATH, Sandbox, SandboxLimits
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 
@@ -81,6 +92,8 @@ SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bu
   <listen>unix:dir={folder}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
+    <allow user="root"/>
+    <allow user="{app_uid}"/>
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
     <allow own="*"/>
@@ -88,7 +101,64 @@ SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bu
 </busconfig>
 """
 """The desktop's session bus: a socket in the desktop's private folder and no service folders, so no
-name is ever activated on demand (see `Desktop._start_accessibility`)."""
+name is ever activated on demand (see `Desktop._start_accessibility`); it admits us and the apps' uid."""
+A11Y_CONFIGS = ("/usr/share/defaults/at-spi2/accessibility.conf", "/etc/at-spi2/accessibility.conf")
+"""at-spi-bus-launcher's bus configs (the one in /etc wins where it exists): the launcher sees ours over
+them, which also admits the apps' uid (Debian's admits root and the bus's owner only)."""
+
+
+RELAY = Path(__file__).with_name("relay.py")
+RELAY_INSIDE = "/run/iclr26/relay.py"
+APP_LIMITS = SandboxLimits(cpu_s=None, memory_bytes=None)
+"""An app's rlimits: the shell sandbox's, but no CPU-time or address-space cap: an app lives for the
+whole episode (whose wall clock bounds it), and Qt's WebEngine (KAlgebra) and Mesa's software renderer
+reserve far more address space than they use."""
+
+
+APP_SANDBOX_UID = NOBODY
+"""The host uid the apps with an accessibility tree run as under a root harness (the shell sandbox's);
+the session and accessibility buses admit it besides root."""
+XAUTHORITY_INSIDE = "/run/iclr26/Xauthority"
+APP_UID = 1000
+"""The uid an app without the buses sees inside its sandbox (`launch(bus=False)`); outside, it is the
+harness's."""
+
+
+def _in_keeper_thread(start: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[Any]:
+    """`start()`'s process, started from a thread that lives until the process exits. bwrap's
+    --die-with-parent kills the sandbox when the *thread* that started it ends (the kernel's parent-death
+    signal follows the thread), and the control server launches apps from short-lived request threads."""
+    box: queue.Queue[subprocess.Popen[Any] | BaseException] = queue.Queue()
+
+    def keeper() -> None:
+        try:
+            proc = start()
+        except BaseException as e:  # handed to the caller
+            box.put(e)
+            return
+        box.put(proc)
+        proc.wait()
+
+    threading.Thread(target=keeper, name="app-keeper", daemon=True).start()
+    got = box.get()
+    if isinstance(got, BaseException):
+        raise got
+    return got
+
+
+def _socket_of(address: str) -> str:
+    """The socket path of a D-Bus address `unix:path=/x,guid=...`."""
+    for part in address.split(":", 1)[-1].split(","):
+        if part.startswith("path="):
+            return part[len("path=") :]
+    raise DesktopError(f"the bus address {address!r} has no socket path (an abstract socket?)")
+
+
+def _hidden() -> list[str]:
+    """The host folders hidden from the apps: the home folders (the harness's dotfiles, keys and
+    caches) and this package (the built-here tasks' reference solutions)."""
+    found = {str(Path.home()), "/root", "/home", str(Path(__file__).resolve().parents[1])}
+    return sorted(p for p in found if p != "/" and Path(p).is_dir())
 
 
 class DesktopError(UserError):
@@ -160,7 +230,8 @@ class Desktop:
             self._runtime = tempfile.TemporaryDirectory(prefix="sb-xdg-")
             os.chmod(self._runtime.name, 0o700)
             config = Path(self._runtime.name) / "session.conf"
-            config.write_text(SESSION_BUS_CONFIG.format(folder=self._runtime.name), encoding="utf-8")
+            text = SESSION_BUS_CONFIG.format(folder=self._runtime.name, app_uid=APP_SANDBOX_UID)
+            config.write_text(text, encoding="utf-8")
             self._dbus = subprocess.Popen(
                 ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
@@ -178,7 +249,8 @@ class Desktop:
                 "QTWEBENGINE_DISABLE_SANDBOX": "1",  # KAlgebra's web view; Chromium's sandbox refuses root
             }
             launcher = self.display.launch(
-                ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"], env=self.env
+                [*self._a11y_config(), "/usr/libexec/at-spi-bus-launcher", "--launch-immediately"],
+                env=self.env,
             )
             self._start_accessibility(launcher)
             self.display.launch(["openbox"], env=self.env)
@@ -186,6 +258,22 @@ class Desktop:
             self.close()
             raise
         return self
+
+    def _a11y_config(self) -> list[str]:
+        """The bwrap prefix under which at-spi-bus-launcher (and the bus it starts) reads our bus config:
+        the host as it is, but for the config file."""
+        assert self._runtime is not None
+        text = Path(A11Y_CONFIGS[0]).read_text(encoding="utf-8")
+        allow = '<allow user="root"/>'
+        if allow not in text:
+            raise DesktopError(f"{A11Y_CONFIGS[0]} does not admit root as expected; cannot extend it")
+        ours = Path(self._runtime.name) / "accessibility.conf"
+        ours.write_text(text.replace(allow, f'{allow}<allow user="{APP_SANDBOX_UID}"/>'), encoding="utf-8")
+        prefix = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/"]
+        for path in A11Y_CONFIGS:
+            if Path(path).exists():
+                prefix += ["--ro-bind", str(ours), path]
+        return [*prefix, "--"]
 
     def _dbus_send(self, *args: str, bus: str = "--session") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -238,26 +326,120 @@ class Desktop:
                 )
             time.sleep(0.1)
 
+    def socket_path(self, name: str) -> Path:
+        """A fresh path for a control socket of ours, in the desktop's private folder (see `launch`)."""
+        if self._runtime is None:
+            raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
+        return Path(self._runtime.name) / f"{name}-{secrets.token_hex(4)}.sock"
+
     def launch(
-        self, argv: Sequence[str], *, home: str | Path, log: str | Path | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        home: str | Path,
+        log: str | Path | None = None,
+        writable: Sequence[str | Path] = (),
+        readable: Sequence[str | Path] = (),
+        ports: Mapping[int, Path] | None = None,
+        bus: bool = True,
     ) -> subprocess.Popen[Any]:
-        """Start an app with a clean profile under `home` (HOME and the XDG folders point there)."""
+        """Start an app in its own sandbox with a clean profile under `home` (HOME and the XDG folders
+        point there).
+
+        The sandbox (`iclr26.agents.Sandbox`, bubblewrap): its own network namespace with only a
+        loopback, the host system read-only, the host's home folders and this package hidden, a
+        private /tmp, `home` and the folders in `writable` the only writable places; in it, only
+        this desktop's X socket and cookie, its session bus and accessibility bus sockets; an
+        environment of our own (none of the harness's variables, hence no API key), and the shell
+        sandbox's rlimits but for CPU time and address space (`APP_LIMITS`). Under root the app runs
+        as `APP_SANDBOX_UID` (nobody, no capabilities; bwrap itself starts as root so it can bind
+        our sockets in: `Sandbox(drop_inside=True)`), and `home` and `writable` are handed to that
+        uid. `ports` maps a TCP port the app serves on its loopback to a Unix socket path of ours
+        (`socket_path`): connections there reach the port through a relay in the sandbox
+        (`relay.py`); nothing else can. `readable`: more host paths it may read (a socket it may
+        connect to).
+
+        `bus=False` is for apps without an accessibility tree (xterm, whose tmux client must reach our
+        root-owned tmux server): it runs as the harness's uid without capabilities in a user namespace,
+        seeing `APP_UID` inside (xterm as root sets groups that a user namespace refuses), with no bus."""
         if self.display is None:
             raise DesktopError("the desktop is not started: use `with Desktop() as desk:`")
-        home = Path(home)
-        for sub in (".config", ".local/share", ".cache"):
+        home = Path(home).absolute()
+        for sub in (".config", ".local/share", ".cache", ".runtime"):
             (home / sub).mkdir(parents=True, exist_ok=True)
-        env = {
-            **self.env,
+        os.chmod(home / ".runtime", 0o700)
+        inside = {
+            **{k: v for k, v in self.env.items() if k != "XDG_RUNTIME_DIR"},
+            "PATH": SANDBOX_PATH,
+            "LANG": "C.UTF-8",
+            "TMPDIR": "/tmp",
+            "DISPLAY": self.display.display,
+            "XAUTHORITY": str(self.display.authority),
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local/share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_RUNTIME_DIR": str(home / ".runtime"),
         }
-        out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
-        return self.display.launch(
-            list(argv), env=env, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL
-        )
+        sockets = [f"/tmp/.X11-unix/X{self.display.display.lstrip(':')}"]
+        if bus:  # the app runs as APP_SANDBOX_UID: a copy of the cookie it may read
+            assert self._runtime is not None
+            cookie = Path(self._runtime.name) / f"Xauthority-{secrets.token_hex(4)}"
+            shutil.copyfile(self.display.authority, cookie)
+            if os.geteuid() == 0:
+                os.chown(cookie, APP_SANDBOX_UID, APP_SANDBOX_UID)
+            os.chmod(cookie, 0o600)
+            inside["XAUTHORITY"] = XAUTHORITY_INSIDE
+        else:
+            sockets.append(str(self.display.authority))
+        sockets += [_socket_of(self.env[k]) for k in ("DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS")]
+        sockets += [str(Path(r).absolute()) for r in readable]
+        ro_binds: dict[str | os.PathLike[str], str] = {p: p for p in sockets}
+        ro_binds[str(RELAY)] = RELAY_INSIDE
+        if bus:
+            ro_binds[str(cookie)] = XAUTHORITY_INSIDE
+        listeners = []
+        script = ""
+        try:
+            for port, path in (ports or {}).items():
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                listeners.append(listener)
+                listener.bind(str(path))
+                listener.listen(16)
+                fd = listener.fileno()
+                script += f"{SYSTEM_PYTHON} -I {RELAY_INSIDE} {fd} {int(port)} & "
+            closes = " ".join(f"{ln.fileno()}<&-" for ln in listeners)
+            script += f'exec "$@" {closes}'
+            root = os.geteuid() == 0
+            if bus and root:  # a real unprivileged uid, admitted by the buses
+                sandbox = Sandbox(home, APP_LIMITS, user=APP_SANDBOX_UID, drop_inside=True).open()
+                for folder in writable:
+                    sandbox.hand_over(folder)
+            else:
+                sandbox = Sandbox(home, APP_LIMITS, caller_uid=True).open()
+            command = sandbox.command_line(
+                ["/bin/bash", "--noprofile", "--norc", "-c", script, "app", *argv],
+                binds={str(Path(w).absolute()): str(Path(w).absolute()) for w in writable},
+                ro_binds=ro_binds,
+                hide=_hidden(),
+                clear_env=inside,
+                inner_uid=None if bus else APP_UID,
+            )
+            out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 (the app owns it until it exits)
+            display = self.display
+            return _in_keeper_thread(
+                lambda: display.launch(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
+                    pass_fds=[ln.fileno() for ln in listeners],
+                    env=inside,  # bwrap's own too: no secret in any process of the app's group
+                    inherit_env=False,
+                )
+            )
+        finally:
+            for listener in listeners:  # the relay in the sandbox holds them now
+                listener.close()
 
     def wait_for_window(self, name: str, timeout_s: float = 30.0) -> int:
         """The id of the first window whose title contains `name`, waiting up to `timeout_s`. Some apps

@@ -7,8 +7,10 @@ profile) and returns the instruction with the first observation. GRASS GIS runs 
 sandbox (`iclr26.agents.Sandbox`, no network, an unprivileged user, only the task's folder
 writable) inside a tmux pane, shown on the desktop by an xterm attached to that pane; xterm has no
 accessibility tree, so the observation carries the pane's text instead (as a VTE terminal's
-accessible text would). A task's `map` step may carry `build`: the location is then created and
-filled by GRASS's own import modules (`r.in.ascii`, `v.in.ascii`) from files the task wrote.
+accessible text would). The other apps run in their own sandbox (`Desktop.launch`); PyMOL's and
+Stellarium's control ports are reached through a Unix socket relayed into it. A task's `map` step
+may carry `build`: the location is then created and filled by GRASS's own import modules
+(`r.in.ascii`, `v.in.ascii`) from files the task wrote.
 
 `step` carries out one action: a pyautogui block (parsed, never executed: `gui_actions`) or WAIT.
 The observation is one of the paper's settings (`config.OBSERVATIONS`), always after the task's
@@ -20,6 +22,7 @@ next task's `reset` starts from empty folders, so nothing carries over.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -46,7 +49,7 @@ LAUNCH = {
     "texstudio": ("texstudio", "--no-session", "--start-always"),  # not handed to another TeXstudio
     "pymol": ("/usr/bin/python3", "-m", "pymol"),  # Debian's module; its XML-RPC server: `_pymol_rpc`
     "kalgebra": ("kalgebra",),
-    "stellarium": ("stellarium",),  # its config (RemoteControl on a free port): `_stellarium_config`
+    "stellarium": ("stellarium",),  # its config (RemoteControl in its sandbox): `_stellarium_config`
     "grass": ("xterm", "-T", "GRASS GIS", "-fa", "Monospace", "-fs", "11", "-geometry", "100x30+0+0"),
 }
 WINDOW = {"texstudio": "TeXstudio", "pymol": "PyMOL", "kalgebra": "KAlgebra", "grass": "GRASS GIS",
@@ -64,19 +67,15 @@ PACKAGES = {"texstudio": "texstudio", "pymol": "pymol", "kalgebra": "kalgebra", 
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
 
 
-def _free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+PYMOL_PORT, STELLARIUM_PORT = 9123, 8090
+"""The control ports inside an app's sandbox, on its own loopback (its own network namespace: no
+other process shares them); the harness reaches them through `Desktop.launch(ports=...)`."""
 
 
-def _stellarium_config(home: Path, port: int) -> None:
+def _stellarium_config(home: Path, port: int, password: str) -> None:
     """Stellarium's config for a clean profile: Debian's defaults, the RemoteControl plugin loaded and
-    serving on `port`, and at most 2 frames a second (Xvfb renders in software; a busy render loop
-    also stalls the app's accessibility replies)."""
+    serving on `port` (of the app's own loopback: `Desktop.launch`), and at most 2 frames a second
+    (Xvfb renders in software; a busy render loop also stalls the app's accessibility replies)."""
     import configparser
 
     cfg = configparser.ConfigParser(interpolation=None, strict=False)
@@ -89,7 +88,8 @@ def _stellarium_config(home: Path, port: int) -> None:
         "enabled": "true",
         "autostart": "true",
         "port": str(port),
-        "use_password": "false",
+        "use_password": "true",  # besides its sandbox: HTTP Basic with this password
+        "password": password,
     }
     if not cfg.has_section("video"):
         cfg.add_section("video")
@@ -101,9 +101,9 @@ def _stellarium_config(home: Path, port: int) -> None:
 
 
 def _pymol_rpc(port: int) -> str:
-    """The PyMOL command that starts its XML-RPC server on `port` only (`-R` takes 9123, or the next free
-    port, so two PyMOLs on one machine could answer for each other)."""
-    return f"/import pymol.rpc; pymol.rpc.launch_XMLRPC(port={port}, nToTry=1)"
+    """The PyMOL command that starts its XML-RPC server on 127.0.0.1:`port` only (in the app's own network
+    namespace: `Desktop.launch`)."""
+    return f"/import pymol.rpc; pymol.rpc.launch_XMLRPC(hostname='127.0.0.1', port={port}, nToTry=1)"
 
 
 def _centre(box: tuple[int, int, int, int]) -> tuple[int, int]:
@@ -151,7 +151,9 @@ class ScienceBoardEnv:
         self.results: list[CheckResult] = []
         self.pymol: Any = None
         self.stellarium: Any = None
-        self._port = 0  # PyMOL's XML-RPC or Stellarium's RemoteControl port
+        self._port = 0  # PyMOL's XML-RPC or Stellarium's RemoteControl port, in the app's sandbox
+        self._socket: Path | None = None  # our Unix socket that relays to it
+        self._password = ""  # Stellarium's RemoteControl password (a fresh one per task)
         self.grass: GrassLocation | None = None
         self.sandbox: Any = None  # the GRASS shell's agents.Sandbox
         self.terminal: Any = None  # the GRASS shell's agents.TerminalSession
@@ -175,7 +177,7 @@ class ScienceBoardEnv:
 
     def reset(self) -> Observation:
         self.close()
-        require(PACKAGES[self.app], *(("xterm", "tmux", "bubblewrap") if self.app == "grass" else ()))
+        require(PACKAGES[self.app], "bubblewrap", *(("xterm", "tmux") if self.app == "grass" else ()))
         for sub in ("root", "home"):
             shutil.rmtree(self.workdir / sub, ignore_errors=True)
             (self.workdir / sub).mkdir(parents=True)
@@ -189,19 +191,33 @@ class ScienceBoardEnv:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(str(step.get("text", "")), encoding="utf-8")
                 files.append(str(target))
+        ports: dict[int, Path] = {}
+        readable: list[Path] = []
         if self.app == "grass":
             argv = [*LAUNCH["grass"], "-e", *self._grass_shell()]
+            readable.append(self.terminal.socket)  # the xterm's tmux client (no commands: LOCKED_CLIENT)
         elif self.app == "stellarium":
-            self._port = _free_port()
-            _stellarium_config(self.workdir / "home", self._port)
+            self._port = STELLARIUM_PORT
+            self._password = secrets.token_urlsafe(16)
+            _stellarium_config(self.workdir / "home", self._port, self._password)
             argv = list(LAUNCH["stellarium"])
         elif self.app == "pymol":
-            self._port = _free_port()
+            self._port = PYMOL_PORT
             argv = [*LAUNCH["pymol"], *files[-1:], "-d", _pymol_rpc(self._port)]
         else:
             argv = [*LAUNCH[self.app], *files[-1:]]  # the app opens the document the task wrote
+        if self._port:
+            self._socket = ports[self._port] = self.desktop.socket_path(self.app)
         started = time.perf_counter()
-        self.proc = self.desktop.launch(argv, home=self.workdir / "home", log=self.workdir / "app.log")
+        self.proc = self.desktop.launch(
+            argv,
+            home=self.workdir / "home",
+            log=self.workdir / "app.log",
+            writable=[self.root],
+            readable=readable,
+            ports=ports,
+            bus=self.app != "grass",  # xterm has no accessibility tree: see Desktop.launch
+        )
         try:
             self.desktop.wait_for_window(WINDOW[self.app], timeout_s=60)
             assert self.desktop.display is not None
@@ -215,11 +231,13 @@ class ScienceBoardEnv:
             if self.app == "pymol":
                 from iclr26.scienceboard.probes import PymolSession
 
-                self.pymol = PymolSession(self._port)
+                self.pymol = PymolSession(self._port, unix_socket=self._socket)
             if self.app == "stellarium":
                 from iclr26.scienceboard.probes import StellariumRemote
 
-                self.stellarium = StellariumRemote(self._port)
+                self.stellarium = StellariumRemote(
+                    self._port, unix_socket=self._socket, password=self._password
+                )
             if self.app == "kalgebra":
                 self._wait_for_variables_panel(timeout_s=60)
             self.startup_s = time.perf_counter() - started  # a window on screen and its state readable
@@ -399,3 +417,7 @@ class ScienceBoardEnv:
         if self.stellarium is not None:
             self.stellarium.close()
         self.grass = self.pymol = self.stellarium = None
+        if self._socket is not None:
+            self._socket.unlink(missing_ok=True)
+            self._socket = None
+        self._port = 0

@@ -24,11 +24,14 @@ Each probe raises `ProbeError` naming the command and the end of its output when
 
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
+import xmlrpc.client
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,13 +173,23 @@ def kalgebra_variables(nodes: list[Node]) -> dict[str, str]:
 
 
 class StellariumRemote:
-    """A running Stellarium's state through its RemoteControl HTTP API on 127.0.0.1."""
+    """A running Stellarium's state through its RemoteControl HTTP API on 127.0.0.1, or through the Unix
+    socket `unix_socket` that relays to it (`Desktop.launch(ports=...)`), with its `password` if set."""
 
-    def __init__(self, port: int, *, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        port: int,
+        *,
+        timeout_s: float = 60.0,
+        unix_socket: str | Path | None = None,
+        password: str = "",
+    ) -> None:
         import httpx
 
         self.url = f"http://127.0.0.1:{port}/api"
-        self.http = httpx.Client(timeout=10)
+        transport = httpx.HTTPTransport(uds=str(unix_socket)) if unix_socket is not None else None
+        auth = httpx.BasicAuth("", password) if password else None
+        self.http = httpx.Client(timeout=10, transport=transport, auth=auth)
         deadline = time.monotonic() + timeout_s
         while True:
             try:
@@ -211,15 +224,38 @@ class StellariumRemote:
         self.http.close()
 
 
+class _UnixTransport(xmlrpc.client.Transport):
+    """XML-RPC over HTTP on a Unix socket (the relay to PyMOL's port in its sandbox)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = str(path)
+
+    def make_connection(self, host: Any) -> http.client.HTTPConnection:
+        path = self.path
+
+        class Connection(http.client.HTTPConnection):
+            def connect(self) -> None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(30)
+                sock.connect(path)
+                self.sock = sock
+
+        return Connection("127.0.0.1")
+
+
 class PymolSession:
     """A running PyMOL's state through its XML-RPC server on 127.0.0.1 (`pymol.rpc.launch_XMLRPC`;
     `pymol -R` serves on 9123)."""
 
-    def __init__(self, port: int = 9123, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, port: int = 9123, *, timeout_s: float = 30.0, unix_socket: str | Path | None = None
+    ) -> None:
         import xmlrpc.client
 
         self.url = f"http://127.0.0.1:{port}"
-        self.server = xmlrpc.client.ServerProxy(self.url, allow_none=True)
+        transport = _UnixTransport(unix_socket) if unix_socket is not None else None
+        self.server = xmlrpc.client.ServerProxy(self.url, transport=transport, allow_none=True)
         deadline = time.monotonic() + timeout_s
         while True:
             try:

@@ -112,7 +112,7 @@ def test_task_paths_cannot_leave_the_task_folder(tmp_path):
     root.mkdir()
     with pytest.raises(UserError, match=r"evaluate\[0\]: field 'path': '/\.\./secret\.txt' is not a path"):
         _task([{"type": "include", "path": "/../secret.txt", "pattern": "x"}], initialize=[])
-    with pytest.raises(ValueError, match="leaves the task's folder"):  # and where the path is used
+    with pytest.raises(ValueError, match="leaves its folder"):  # and where the path is used
         LocalProbe(root).read_text("/../secret.txt")
 
 

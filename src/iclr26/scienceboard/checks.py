@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from iclr26.agents.beneath import read_beneath
 from iclr26.core import taskregex
 from iclr26.core.taskregex import PatternError
 from iclr26.scienceboard.predicates import PredicateError, compile_predicate
@@ -210,7 +211,7 @@ class LocalProbe:
         return under_root(self.root, path)
 
     def read_text(self, path: str) -> str:
-        return self._path(path).read_text(encoding="utf-8")
+        return read_beneath(self.root, path).decode("utf-8")  # no link followed: the app writes there
 
     def compiles(self, folder: str, main: str) -> tuple[bool, str]:
         from iclr26.scienceboard.probes import latex_compiles

@@ -8,9 +8,10 @@ talks to, served by the standard library's HTTP server.
     POST /setup/launch {"app": ...} start one of the known apps (`env.LAUNCH`), not a command line
     GET  /file?path=/home/user/... read a task file;  POST /file {"path", "content"}: write one
 
-Paths are task paths, mapped under the task's root (`checks.under_root`), so a request cannot
-leave it. Every error is a JSON {"error": ...} with status 400 (bad request) or 404 (no such
-file or endpoint).
+Paths are task paths, mapped under the task's root and opened there one step at a time without
+following a link (`agents.beneath`: the app writes that folder), so a request cannot leave it.
+Every error is a JSON {"error": ...} with status 400 (bad request) or 404 (no such file or
+endpoint).
 
 Nobody but the harness drives it (issue 57): every request must carry the server's per-run token
 (`Authorization: Bearer <token>`, else 401), name the server itself as its Host, and carry no
@@ -34,7 +35,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from iclr26.agents import InvalidAction
-from iclr26.scienceboard.checks import under_root
+from iclr26.agents.beneath import parts_beneath, read_beneath, write_beneath
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 
@@ -110,24 +111,27 @@ class ControlServer:
         return {"status": "success", "app": app}
 
     def read_file(self, path: str) -> bytes:
-        target = self._path(path)
-        if not target.is_file():
-            raise FileNotFoundError(f"no file {path}")
-        return target.read_bytes()
+        self._check_path(path)
+        try:  # the app can change the folder: no link is followed on the way (agents.beneath)
+            return read_beneath(self.root, path)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no file {path}") from None
 
     def write_file(self, body: dict[str, Any]) -> dict[str, Any]:
         path, content = body.get("path"), body.get("content")
         if not isinstance(path, str) or not isinstance(content, str):
             raise ValueError('write needs {"path": "/home/user/...", "content": "<text>"}')
-        target = self._path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        self._check_path(path)
+        write_beneath(self.root, path, content.encode())
         return {"status": "success", "bytes": len(content.encode())}
 
-    def _path(self, path: str) -> Path:
+    @staticmethod
+    def _check_path(path: str) -> None:
+        """An absolute task path that stays in the task's folder (read lexically: the folder is the
+        app's to change, so what a path resolves to now says nothing about the write that follows)."""
         if not path.startswith("/"):
             raise ValueError(f"paths are absolute task paths (/home/user/...), got {path!r}")
-        return under_root(self.root, path)
+        parts_beneath(path)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -32,6 +32,7 @@ from typing import Any
 
 from iclr26.agents import Observation, StepOutcome
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
+from iclr26.agents.beneath import write_beneath
 from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
@@ -187,9 +188,8 @@ class ScienceBoardEnv:
         files = []
         for step in self.task.initialize:
             if step["func"] == "touch":
-                target = self.local(step["path"])
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(str(step.get("text", "")), encoding="utf-8")
+                self.local(step["path"])  # stays in the task's folder, else one line naming the task
+                target = write_beneath(self.root, step["path"], str(step.get("text", "")).encode())
                 files.append(str(target))
         ports: dict[int, Path] = {}
         readable: list[Path] = []

@@ -481,29 +481,11 @@ class Sandbox:
         budget_binds = remaining is not None and remaining < limit
         allowed = min(limit, remaining) if remaining is not None else limit
         argv = self.command_line([self._bash, "-c", command])
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=self.env,
-            cwd=self.workdir,
-            start_new_session=True,
-            close_fds=True,
+        code, killed, capture, duration = _spawn_captured(
+            argv, allowed, self.limits.output_bytes, env=self.env, cwd=self.workdir
         )
-        capture = _OutputCapture(self.limits.output_bytes)
-        try:
-            killed = _pump(proc, capture, deadline=start + allowed)
-        finally:
-            _kill_group(proc)
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-        duration = time.monotonic() - start
         self.spent_s += duration
         output, truncated = capture.text()
-        code = None if killed else _shell_status(proc.returncode)
         reason = _reason(code, killed, capture, budget_binds)
         return CommandResult(command, code, output, killed, truncated, duration, reason)
 
@@ -639,6 +621,23 @@ def run_capped(
     lifetime the agent decides."""
     check_seconds("timeout_s", timeout_s)
     check_int("output_bytes", output_bytes, 64, unit="bytes")
+    code, killed, capture, duration = _spawn_captured(
+        argv, timeout_s, output_bytes, env=None if env is None else dict(env), cwd=cwd
+    )
+    output, truncated = capture.text()
+    return Captured(code, output, killed, truncated, duration)
+
+
+def _spawn_captured(
+    argv: Sequence[str],
+    timeout_s: float,
+    output_bytes: int,
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+) -> tuple[int | None, bool, _OutputCapture, float]:
+    """Run `argv` in its own process group with stdout and stderr merged into a bounded capture;
+    SIGKILL the group at `timeout_s`. (exit status or None when killed, killed, capture, seconds)."""
     start = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -658,9 +657,8 @@ def run_capped(
         proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
-    output, truncated = capture.text()
     code = None if killed else _shell_status(proc.returncode)
-    return Captured(code, output, killed, truncated, time.monotonic() - start)
+    return code, killed, capture, time.monotonic() - start
 
 
 PRIVATE_TMPFS = ("/tmp", "/run", "/dev/shm", "/var/tmp")

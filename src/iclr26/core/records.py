@@ -183,10 +183,10 @@ def _json_safe(v: Any) -> Any:
 
 def save_record(run_dir: Path | str, record: RunRecord) -> Path:
     """Write `results.json` atomically (write, then rename) and return its path."""
+    from iclr26.core.checkpoint import write_text_atomic
+
     path = Path(run_dir) / RESULTS_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(_json_safe(asdict(record)), indent=2) + "\n")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(_json_safe(asdict(record)), indent=2) + "\n")
     return path
 
 

@@ -12,7 +12,7 @@ from scipy.stats import rankdata
 
 from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
-from iclr26.core.checkpoint import load_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.distributed import init_distributed
 from iclr26.core.done import read_done, write_done
 from iclr26.core.records import pyplot, save_figure
@@ -106,7 +106,7 @@ def run_task(cfg: DeepFaithConfig, task_name: str, ctx: RunContext) -> dict:
         candidates = deduplicate(maps, cfg.dedup_threshold, order=order)
         keep = faithfulness_filter(scores, directions, candidates, cfg.filter_quantile)
         sup = {"maps": maps, "candidates": candidates, "keep": keep}
-        torch.save(sup, cache)
+        save_checkpoint(cache, sup)  # atomic: a kill mid-write leaves no torn cache
     pairs = supervised_pairs(sup["maps"], sup["keep"])
     ctx.log(f"{task_name}: {len(pairs.index)} supervised pairs from {len(x)} inputs: {pairs.counts()}")
 

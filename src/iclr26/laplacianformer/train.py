@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr26.core.checkpoint import load_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_int, check_interval
 from iclr26.laplacianformer.data import ImageTask
@@ -116,8 +116,8 @@ def train_classifier(
         loss_value = total / len(x)
         elapsed += time.perf_counter() - t0
         if checkpoint is not None:
-            tmp = checkpoint.with_suffix(".tmp")
-            torch.save(
+            save_checkpoint(
+                checkpoint,
                 {
                     "model": model.state_dict(),
                     "opt": opt.state_dict(),
@@ -127,9 +127,7 @@ def train_classifier(
                     "elapsed": elapsed,
                     "loss": loss_value,
                 },
-                tmp,
             )
-            tmp.replace(checkpoint)
         if on_epoch:
             on_epoch(1)
     acc = evaluate(model, task.x_test.to(device), task.y_test.to(device))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr26.core.checkpoint import load_checkpoint
+from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.validation import check_int, check_interval
 from iclr26.rlvr.policy import Policy
@@ -124,8 +124,8 @@ def pretrain(
         elapsed += time.perf_counter() - t0
         last = step + 1 == cfg.steps
         if checkpoint is not None and ((step + 1) % 200 == 0 or last):
-            tmp = checkpoint.with_suffix(".tmp")
-            torch.save(
+            save_checkpoint(
+                checkpoint,
                 {
                     "model": model.state_dict(),
                     "opt": opt.state_dict(),
@@ -135,9 +135,7 @@ def pretrain(
                     "elapsed": elapsed,
                     "loss": loss_v,
                 },
-                tmp,
             )
-            tmp.replace(checkpoint)
         if on_step:
             on_step(1)
     return {"loss": loss_v, "seconds": elapsed}

@@ -32,7 +32,7 @@ def main() -> None:
     rows = []
     for fwd, turn in SETTINGS:
         cfg = A.EvalConfig(sim=SimConfig(forward_noise=fwd, turn_noise=turn))
-        ev = A.evaluate(split.all, indices, A.OracleAgent(), protocol="step", config=cfg)
+        ev = A.evaluate(split.all, indices, A.OraclePolicy(), protocol="step", config=cfg)
         legs = [(r.subtask_gt_lengths[0], r.subtask_successes[0]) for r in ev.records]
         by_bin = {}
         for lo, hi in BINS:
@@ -42,7 +42,7 @@ def main() -> None:
                 "legs": len(hits),
                 "success": round(100 * sum(hits) / len(hits), 1) if hits else None,
             }
-        single = A.evaluate(collab, indices, A.GreedySingleAgent(), protocol="step", config=cfg).metrics
+        single = A.evaluate(collab, indices, A.GreedySinglePolicy(), protocol="step", config=cfg).metrics
         together = A.evaluate(collab, indices, A.CollaborativePlanner(), protocol="step", config=cfg).metrics
         rows.append({"forward_noise": fwd, "turn_noise_deg": turn, "legs": len(legs), "by_length": by_bin,
                      "step_sr_greedy": round(100 * single["step_sr"], 1),

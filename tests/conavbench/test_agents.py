@@ -7,11 +7,11 @@ import pytest
 from iclr26.conavbench.agents import (
     CollaborativePlanner,
     EvalConfig,
-    GreedySingleAgent,
-    LLMAgent,
-    NullAgent,
-    OracleAgent,
-    RandomAgent,
+    GreedySinglePolicy,
+    LLMPolicy,
+    NullPolicy,
+    OraclePolicy,
+    RandomPolicy,
     collaborative_plan,
     evaluate,
     index_scenes,
@@ -102,7 +102,7 @@ EPISODES = [
 
 @pytest.mark.parametrize("protocol", ["high", "step"])
 def test_oracle_succeeds_everywhere(protocol):
-    ev = evaluate(EPISODES, INDEX, OracleAgent(), protocol=protocol)
+    ev = evaluate(EPISODES, INDEX, OraclePolicy(), protocol=protocol)
     assert ev.metrics["sr"] == 1.0 and ev.metrics["isr"] == 1.0 and ev.metrics["csr"] == 1.0
     assert ev.metrics["tar"] == 1.0 and ev.metrics["ne"] < 1.0
     if protocol == "step":
@@ -115,17 +115,17 @@ def test_oracle_succeeds_everywhere(protocol):
 
 def test_random_agent_scores_about_zero():
     eps = [single_episode(f"r{k}") for k in range(10)] + [collab_episode("A1"), collab_episode("A2")]
-    high = evaluate(eps, INDEX, RandomAgent(seed=0))
-    step = evaluate(eps, INDEX, RandomAgent(seed=0), protocol="step")
+    high = evaluate(eps, INDEX, RandomPolicy(seed=0))
+    step = evaluate(eps, INDEX, RandomPolicy(seed=0), protocol="step")
     assert high.metrics["sr"] == 0.0 and high.metrics["sr_hi"] < 0.3
     assert step.metrics["step_sr"] < 0.2
-    again = evaluate(eps, INDEX, RandomAgent(seed=0))
+    again = evaluate(eps, INDEX, RandomPolicy(seed=0))
     assert again.records == high.records  # seeded per episode
 
 
 def test_collaboration_lowers_makespan_against_greedy():
     collab = [collab_episode("A1"), collab_episode("A2")]
-    solo = evaluate(collab, INDEX, GreedySingleAgent(), keep_runs=True)
+    solo = evaluate(collab, INDEX, GreedySinglePolicy(), keep_runs=True)
     team = evaluate(collab, INDEX, CollaborativePlanner(), keep_runs=True)
     assert solo.metrics["sr"] == team.metrics["sr"] == 1.0
     assert team.records[0].makespan < solo.records[0].makespan  # A1: the helper fetches meanwhile
@@ -177,15 +177,15 @@ class FakeModel:
 
 def test_llm_agent_valid_and_invalid_replies():
     ep = single_episode()
-    good = LLMAgent(FakeModel(["obj_0", "pick", " `obj_3` ", "place"]))
+    good = LLMPolicy(FakeModel(["obj_0", "pick", " `obj_3` ", "place"]))
     ev = evaluate([ep], INDEX, good)
     assert ev.metrics["sr"] == 1.0 and good.invalid == 0 and good.calls == 4
     assert "obj_3: lamp in room 0 (kitchen)" in good.model.prompts[0]
     assert "Mission: Bring the obj_0" in good.model.prompts[0]
-    bad = LLMAgent(FakeModel(["__import__('os')", "room 9", "obj_0; obj_3", "place"]))
+    bad = LLMPolicy(FakeModel(["__import__('os')", "room 9", "obj_0; obj_3", "place"]))
     ev = evaluate([ep], INDEX, bad)
     assert ev.metrics["sr"] == 0.0 and bad.invalid == 3
-    rooms = LLMAgent(FakeModel(["room 0", "pick"]))
+    rooms = LLMPolicy(FakeModel(["room 0", "pick"]))
     ev = evaluate([ep], INDEX, rooms, protocol="step")  # room 0's central node is within 1 m of obj_0
     assert "Current step: Move_to('mug')" in rooms.model.prompts[0]
 
@@ -197,16 +197,16 @@ def test_scene_text_lists_regions_connections_objects():
 
 def test_evaluate_bad_input():
     with pytest.raises(ValueError, match="protocol"):
-        evaluate(EPISODES, INDEX, OracleAgent(), protocol="medium")
+        evaluate(EPISODES, INDEX, OraclePolicy(), protocol="medium")
     lost = Episode("x", "elsewhere", "single", "", (), {"primary": 0}, "obj_0", "obj_1", ())
     with pytest.raises(ValueError, match="elsewhere"):
-        evaluate([lost], INDEX, OracleAgent())
+        evaluate([lost], INDEX, OraclePolicy())
 
 
 def test_planner_cost_per_episode():
     eps = EPISODES * 10
     t0 = time.perf_counter()
-    for agent in (OracleAgent(), GreedySingleAgent(), CollaborativePlanner()):
+    for agent in (OraclePolicy(), GreedySinglePolicy(), CollaborativePlanner()):
         evaluate(eps, INDEX, agent)
     per_episode = (time.perf_counter() - t0) / (3 * len(eps))
     assert per_episode < 0.05  # 4,048 episodes x 3 planners in well under 5 minutes at this size
@@ -218,10 +218,10 @@ NOISY = EvalConfig(sim=SimConfig(forward_noise=0.15, turn_noise=6.0))
 @pytest.mark.parametrize("protocol", ["high", "step"])
 def test_noisy_evaluation_repeats_and_keeps_the_expert_exact(protocol):
     eps = [single_episode(f"n{k}", start=7, target="obj_0", end="obj_2") for k in range(8)]
-    exact = evaluate(eps, INDEX, OracleAgent(), protocol=protocol)
-    a = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=NOISY)
-    b = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=NOISY)
-    c = evaluate(eps, INDEX, OracleAgent(), protocol=protocol, config=EvalConfig(sim=NOISY.sim, seed=1))
+    exact = evaluate(eps, INDEX, OraclePolicy(), protocol=protocol)
+    a = evaluate(eps, INDEX, OraclePolicy(), protocol=protocol, config=NOISY)
+    b = evaluate(eps, INDEX, OraclePolicy(), protocol=protocol, config=NOISY)
+    c = evaluate(eps, INDEX, OraclePolicy(), protocol=protocol, config=EvalConfig(sim=NOISY.sim, seed=1))
     assert a.records == b.records  # seeded by (EvalConfig.seed, episode id)
     assert a.records != c.records
     assert [r.subtask_gt_steps for r in a.records] == [r.subtask_gt_steps for r in exact.records]
@@ -231,6 +231,6 @@ def test_noisy_evaluation_repeats_and_keeps_the_expert_exact(protocol):
 
 
 def test_null_agent_fails_everywhere():
-    ev = evaluate(EPISODES, INDEX, NullAgent())
+    ev = evaluate(EPISODES, INDEX, NullPolicy())
     assert ev.metrics["sr"] == 0.0
-    assert evaluate(EPISODES, INDEX, NullAgent(), protocol="step").metrics["step_sr"] < 0.5
+    assert evaluate(EPISODES, INDEX, NullPolicy(), protocol="step").metrics["step_sr"] < 0.5

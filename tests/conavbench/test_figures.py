@@ -33,7 +33,7 @@ def test_comparison_figure(split, tmp_path):
     for group, eps in groups.items():
         if not eps:
             continue
-        for name, agent in (("greedy", A.GreedySingleAgent()), ("collaborative", A.CollaborativePlanner())):
+        for name, agent in (("greedy", A.GreedySinglePolicy()), ("collaborative", A.CollaborativePlanner())):
             high = A.evaluate(eps, split.scenes, agent, config=cfg)
             step = A.evaluate(eps, split.scenes, agent, protocol="step", config=cfg)
             rows.append({"group": group, "policy": name, "metrics": high.metrics, "step": step.metrics})

@@ -231,7 +231,7 @@ def test_successful_interaction_relocalises(relocalise):
 
 def test_long_legs_fail_more_under_noise():
     """The noise-free expert succeeds on every leg; with noise, success falls with the leg's length."""
-    from iclr26.conavbench.agents import OracleAgent, index_scenes
+    from iclr26.conavbench.agents import OraclePolicy, index_scenes
     from iclr26.conavbench.splits import build_split
 
     split = build_split(0, n_single=12, n_collab=12, n_scenes=3, jobs=1)
@@ -245,7 +245,7 @@ def test_long_legs_fail_more_under_noise():
             for j, s in enumerate(ep.subtasks):
                 if s.action == "move_to":
                     run = simulate(
-                        idx, [s], {s.robot: idx.pos[starts[s.robot]]}, OracleAgent(), budgets=600,
+                        idx, [s], {s.robot: idx.pos[starts[s.robot]]}, OraclePolicy(), budgets=600,
                         standalone=True, config=cfg, seed=j,
                     )  # fmt: skip
                     out.append((run.subtasks[0].gt_length, run.subtasks[0].success))

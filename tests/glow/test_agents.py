@@ -12,12 +12,12 @@ from iclr26.core.llm.base import ChatModel, Completion
 from iclr26.core.llm.usage import UsageMeter
 from iclr26.glow import prompts as P
 from iclr26.glow.agents import (
-    GLoWAgent,
     GLoWConfig,
-    ReActAgent,
+    GLoWPlayer,
     ReActConfig,
-    ReflexionAgent,
+    ReActPlayer,
     ReflexionConfig,
+    ReflexionPlayer,
     nearest_valid,
     normalise,
 )
@@ -198,7 +198,7 @@ def glow_run(budget: int = 60, **changes: Any) -> tuple[Any, ScriptedModel, Four
     game = FourRooms(budget)
     model = ScriptedModel(memory_replies, game)
     config = GLoWConfig(rollout_steps=8, **changes)
-    result = GLoWAgent(model, config).run(game, np.random.default_rng(0))
+    result = GLoWPlayer(model, config).run(game, np.random.default_rng(0))
     return result, model, game
 
 
@@ -352,7 +352,7 @@ def test_without_frontier_no_prompt_shows_it():
 def test_without_all_three_only_the_policy_is_called():
     result, _, game = glow_run(budget=50, mar=False, global_memory=False, frontier=False)
     assert set(result.calls) == {"policy"} and game.steps_used == 50
-    assert GLoWAgent(ScriptedModel(memory_replies), GLoWConfig(mar=False)).name == "glow-mar"
+    assert GLoWPlayer(ScriptedModel(memory_replies), GLoWConfig(mar=False)).name == "glow-mar"
 
 
 def test_global_selection_restores_the_argmax_of_align():
@@ -363,7 +363,7 @@ def test_global_selection_restores_the_argmax_of_align():
         return memory_replies(kind, prompt)
 
     game = FourRooms(40)
-    result = GLoWAgent(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(game, random.Random(0))
+    result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(game, random.Random(0))
     restores = [e for e in result.transcript if e["kind"] == "restore"]
     assert restores[0]["score"] == 0 and "start state" in restores[0]["reason"]
     assert any("align_LLM rated it" in e["reason"] and e["score"] >= 5 for e in restores[1:])
@@ -377,7 +377,7 @@ def test_a_reply_without_an_action_becomes_the_next_observation():
 
     game = FourRooms(20)
     model = ScriptedModel(replies, game)
-    result = GLoWAgent(model, GLoWConfig(rollout_steps=6)).run(game, random.Random(0))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=6)).run(game, random.Random(0))
     (first, second) = [(p, used) for k, p, used in model.calls if k == "policy"][:2]
     assert first[1] == second[1] == 0  # no env step between the two calls
     assert P.NO_ACTION in second[0] and "You are in the hall" in second[0]
@@ -390,7 +390,7 @@ def test_a_reply_without_an_action_becomes_the_next_observation():
 def test_unreadable_memory_replies_fall_back_without_stepping():
     game = FourRooms(40)
     model = ScriptedModel(lambda k, p: solver(p) if k == "policy" else "no idea, sorry", game)
-    result = GLoWAgent(model, GLoWConfig(rollout_steps=5)).run(game, random.Random(1))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=5)).run(game, random.Random(1))
     assert result.failures.get("global", 0) >= 1 and result.failures.get("reflect", 0) >= 1
     assert game.steps_used == 40 and result.max_score == 20
 
@@ -398,14 +398,14 @@ def test_unreadable_memory_replies_fall_back_without_stepping():
 def test_a_model_that_never_answers_stops_without_spending_steps():
     game = FourRooms(30)
     model = ScriptedModel(lambda k, p: "Hmm, that is a really interesting question to think about.", game)
-    result = GLoWAgent(model, GLoWConfig(rollout_steps=2, n_rollouts=1)).run(game, random.Random(0))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=2, n_rollouts=1)).run(game, random.Random(0))
     assert result.stop_reason == "no_progress" and game.steps_used == 0 and result.curve == [(0, 0)]
     assert result.calls["policy"] == 2 * GLoWConfig().max_idle_iterations
 
 
 def test_glow_needs_a_budget_and_checks_its_config():
     with pytest.raises(ValueError, match="no env-step budget"):
-        GLoWAgent(ScriptedModel(memory_replies)).run(FourRooms(None))
+        GLoWPlayer(ScriptedModel(memory_replies)).run(FourRooms(None))
     with pytest.raises(ValueError, match=r"GLoWConfig\.n_rollouts"):
         GLoWConfig(n_rollouts=0)
     with pytest.raises(ValueError, match=r"GLoWConfig\.restore"):
@@ -426,7 +426,7 @@ def test_run_result_as_dict():
 def test_react_plays_episodes_at_the_same_budget():
     game = FourRooms(30)
     model = ScriptedModel(memory_replies, game)
-    result = ReActAgent(model, ReActConfig(episode_steps=8)).run(game, random.Random(0))
+    result = ReActPlayer(model, ReActConfig(episode_steps=8)).run(game, random.Random(0))
     assert game.steps_used == 30 and set(result.calls) == {"policy"} and result.max_score == 20
     assert game.resets >= 3 and "Thought:" in model.calls[0][1]
     assert result.agent == "react"
@@ -435,7 +435,7 @@ def test_react_plays_episodes_at_the_same_budget():
 def test_reflexion_reflects_between_episodes_and_reads_it_back():
     game = FourRooms(30)
     model = ScriptedModel(memory_replies, game)
-    agent = ReflexionAgent(model, ReflexionConfig(episode_steps=4))
+    agent = ReflexionPlayer(model, ReflexionConfig(episode_steps=4))
     result = agent.run(game, random.Random(0))
     episodes = game.resets
     assert result.calls["reflexion"] == episodes - 1  # not after the last, cut-off episode
@@ -471,7 +471,7 @@ def test_glow_on_a_generated_textworld_game(request):
                 return f"Action: {listed.split(', ')[0]}"
             return memory_replies(kind, prompt)
 
-        result = GLoWAgent(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(
+        result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(
             game, random.Random(0)
         )
         assert game.steps_used == result.steps_used <= 12 and result.curve[-1][0] <= 12

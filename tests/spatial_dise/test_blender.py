@@ -17,9 +17,8 @@ from iclr26.spatial_dise.tasks import task
 
 @pytest.fixture
 def blender_renderer():
-    r.set_renderer("blender")
-    yield
-    r.set_renderer("painter")
+    with r.use_renderer("blender"):
+        yield
 
 
 @pytest.mark.debian("blender")
@@ -47,7 +46,17 @@ def test_blender_renders_a_whole_item(blender_renderer) -> None:
 def test_a_missing_blender_is_one_line(monkeypatch) -> None:
     monkeypatch.setattr(blender, "has_bpy", lambda: False)
     monkeypatch.setattr(blender, "blender_executable", lambda: None)
-    with pytest.raises(UserError, match="apt-get install blender"):
-        r.set_renderer("blender")
-    with pytest.raises(UserError, match="unknown renderer 'povray'"):
-        r.set_renderer("povray")
+    with pytest.raises(UserError, match="apt-get install blender"), r.use_renderer("blender"):
+        pass
+    with pytest.raises(UserError, match="unknown renderer 'povray'"), r.use_renderer("povray"):
+        pass
+
+
+def test_the_renderer_is_chosen_for_a_block_only(monkeypatch) -> None:
+    monkeypatch.setattr(blender, "require_blender", lambda: None)
+    monkeypatch.setattr(blender, "render_blender", lambda mesh, cam, outline: "drawn by blender")
+    mesh, cam = r.block_mesh([g.block((0, 0, 0))]), r.Camera(g.ISOMETRIC[0], 40, 30)
+    with pytest.raises(RuntimeError, match="a task failed"), r.use_renderer("blender"):
+        assert r.render(mesh, cam) == "drawn by blender"
+        raise RuntimeError("a task failed")
+    assert r.render(mesh, cam).size == (40, 30)  # the painter again, though the block raised

@@ -6,19 +6,19 @@ Public API:
 - scenes: `Scene`, `generate_scene`, `label_regions` (the four-step labelling), `habitat.scene_from_habitat`;
 - missions: `build_split`, `acceptance` (the NavCraft-C rule), `validate`, `episode_to_json`;
 - tools: `conflicts`, `repair`, `timed_path`, `travel_time`;
-- evaluation: `evaluate` with the agents `OracleAgent`, `NullAgent`, `RandomAgent`,
-  `GreedySingleAgent`, `CollaborativePlanner`, `LLMAgent`; `metrics` (SR, SPL, NE, ISR, CSR, CGT, TAR);
+- evaluation: `evaluate` with the agents `OraclePolicy`, `NullPolicy`, `RandomPolicy`,
+  `GreedySinglePolicy`, `CollaborativePlanner`, `LLMPolicy`; `metrics` (SR, SPL, NE, ISR, CSR, CGT, TAR);
 - `SYSTEM` for `iclr26 run conavbench`.
 """
 
 from iclr26.conavbench.agents import (
     CollaborativePlanner,
     EvalConfig,
-    GreedySingleAgent,
-    LLMAgent,
-    NullAgent,
-    OracleAgent,
-    RandomAgent,
+    GreedySinglePolicy,
+    LLMPolicy,
+    NullPolicy,
+    OraclePolicy,
+    RandomPolicy,
     evaluate,
 )
 from iclr26.conavbench.episode import Episode, SubTask
@@ -35,11 +35,11 @@ __all__ = [
     "CollaborativePlanner",
     "Episode",
     "EvalConfig",
-    "GreedySingleAgent",
-    "LLMAgent",
-    "NullAgent",
-    "OracleAgent",
-    "RandomAgent",
+    "GreedySinglePolicy",
+    "LLMPolicy",
+    "NullPolicy",
+    "OraclePolicy",
+    "RandomPolicy",
     "Scene",
     "SubTask",
     "acceptance",

@@ -1,13 +1,17 @@
 """CoNavBench's agents and the evaluation loop: policies that drive `sim.simulate`, and `evaluate`,
-which runs an agent over episodes under either instruction protocol and returns the metrics.
+which runs one over episodes under either instruction protocol and returns the metrics.
 
-- `OracleAgent`: the reference sub-tasks, each by the shortest path (rendezvous waits in the sim);
-- `NullAgent`: stops at once (the floor);
-- `RandomAgent`: uniform random actions (forward, left, right, stop), seeded per episode;
-- `GreedySingleAgent`: the primary alone does s -> t -> e (the best single-robot policy);
+The paper's agents are `NavPolicy`s, not `iclr26.agents.Agent`s: the simulator asks each robot for
+a motor action every tick (`act(view) -> "forward"`), it does not show a text observation and read
+back a reply, so they are named for what they are.
+
+- `OraclePolicy`: the reference sub-tasks, each by the shortest path (rendezvous waits in the sim);
+- `NullPolicy`: stops at once (the floor);
+- `RandomPolicy`: uniform random actions (forward, left, right, stop), seeded per episode;
+- `GreedySinglePolicy`: the primary alone does s -> t -> e (the best single-robot policy);
 - `CollaborativePlanner`: builds its own two-robot plan for the episode's type A1 / A2 (or the
   cheaper of the two) and hands off at the relay x;
-- `LLMAgent`: a `ChatModel` picks sub-goals (object ids, rooms, or an interaction) one at a time
+- `LLMPolicy`: a `ChatModel` picks sub-goals (object ids, rooms, or an interaction) one at a time
   from the scene graph as text; the same waypoint follower moves there. Replies are parsed
   strictly; an unknown sub-goal is a failed step (the robot stops where it is).
 
@@ -136,7 +140,7 @@ _COS = [math.cos(math.radians(h * TURN_DEGREES)) for h in range(HEADINGS)]
 _SIN = [math.sin(math.radians(h * TURN_DEGREES)) for h in range(HEADINGS)]
 
 
-class Agent:
+class NavPolicy:
     """A policy over whole episodes: `plan` gives the sub-tasks to run (all robots, schedule order);
     the simulator then calls `begin` once per run and `act` per robot per tick. The base class
     follows each sub-task's node with a `WaypointFollower`."""
@@ -171,7 +175,7 @@ class Agent:
         return held[1].act(view)
 
 
-class OracleAgent(Agent):
+class OraclePolicy(NavPolicy):
     """The reference plan by shortest paths; the simulator makes the first robot at x wait.
 
     The reference schedule's own waits (`Visit`s with depart > arrive away from x) are not
@@ -181,7 +185,7 @@ class OracleAgent(Agent):
     name = "oracle"
 
 
-class NullAgent(Agent):
+class NullPolicy(NavPolicy):
     """Stops at once in every sub-task (a floor: it succeeds only where a sub-task starts within
     the success radius)."""
 
@@ -192,7 +196,7 @@ class NullAgent(Agent):
         return "stop"
 
 
-class RandomAgent(Agent):
+class RandomPolicy(NavPolicy):
     """Uniform random actions over forward / left / right / stop, seeded by (seed, episode id)."""
 
     name = "random"
@@ -267,7 +271,7 @@ def _graph_distance(index: SceneIndex, a: int, b: int) -> float:
     return index.tree(b)[1].get(a, math.inf)
 
 
-class GreedySingleAgent(Agent):
+class GreedySinglePolicy(NavPolicy):
     """The primary does the whole mission alone (s -> t -> e); the helper stays at its start."""
 
     name = "greedy-single"
@@ -278,7 +282,7 @@ class GreedySingleAgent(Agent):
         return solo_plan(index, episode)
 
 
-class CollaborativePlanner(Agent):
+class CollaborativePlanner(NavPolicy):
     """Allocates by collaboration type and hands off at the relay x; single episodes run solo.
 
     `allocate="episode"` uses the episode's type; `"cheaper"` the type with the smaller primary
@@ -325,7 +329,7 @@ INTERACTIONS = ("pick", "place", "handoff", "receive", "stop")
 _ROOM = re.compile(r"room (\d+)")
 
 
-class LLMAgent(Agent):
+class LLMPolicy(NavPolicy):
     """A language model picks each stage's sub-goal; a `WaypointFollower` takes the robot there.
 
     Per robot and stage the model gets the scene as text and the instruction (`high`) or the
@@ -466,7 +470,7 @@ def reference_starts(plan: Sequence[SubTask], starts: Mapping[str, int]) -> list
     return out
 
 
-_EXPERT = OracleAgent()
+_EXPERT = OraclePolicy()
 
 
 def expert_steps(index: SceneIndex, start: int, goal: int, config: SimConfig) -> int:
@@ -495,7 +499,7 @@ def expert_steps(index: SceneIndex, start: int, goal: int, config: SimConfig) ->
 def evaluate(
     episodes: Sequence[Episode],
     scenes: Mapping[str, Scene | SceneIndex] | Sequence[Scene],
-    agent: Agent,
+    agent: NavPolicy,
     *,
     protocol: str = "high",
     config: EvalConfig | None = None,

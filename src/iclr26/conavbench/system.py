@@ -33,19 +33,19 @@ def _pct(x: float) -> float:
     return round(100 * x, 1)
 
 
-def _agent(name: str, cfg: NavConfig, ctx: RunContext) -> A.Agent:
+def _agent(name: str, cfg: NavConfig, ctx: RunContext) -> A.NavPolicy:
     if name == "oracle":
-        return A.OracleAgent()
+        return A.OraclePolicy()
     if name == "null":
-        return A.NullAgent()
+        return A.NullPolicy()
     if name == "random":
-        return A.RandomAgent(seed=cfg.seed)
+        return A.RandomPolicy(seed=cfg.seed)
     if name == "greedy":
-        return A.GreedySingleAgent()
+        return A.GreedySinglePolicy()
     if name == "collaborative":
         return A.CollaborativePlanner()
     model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
-    return A.LLMAgent(model)
+    return A.LLMPolicy(model)
 
 
 def _noise_free(cfg: A.EvalConfig) -> A.EvalConfig:

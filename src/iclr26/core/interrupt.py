@@ -18,7 +18,16 @@ from concurrent.futures import ProcessPoolExecutor
 from types import FrameType
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_received: int | None = None  # the signal this process got under stop_on_signals
+
+
+class _Received:
+    """The signal this process got under `stop_on_signals` (None: none yet). One instance, shared by
+    the handler and `raise_if_interrupted`; a forked pool worker gets its own copy."""
+
+    signum: int | None = None
+
+
+_RECEIVED = _Received()
 
 
 class Interrupted(KeyboardInterrupt):
@@ -50,14 +59,12 @@ def exit_code(interrupt: KeyboardInterrupt) -> int:
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM raise `Interrupted` once; the old handlers come back after."""
-    global _received
-    _received = None
+    _RECEIVED.signum = None
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        global _received
-        if _received is not None:
+        if _RECEIVED.signum is not None:
             return  # already stopping; let the cleanup finish
-        _received = signum
+        _RECEIVED.signum = signum
         raise Interrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in SIGNALS}
@@ -71,8 +78,8 @@ def stop_on_signals() -> Iterator[None]:
 def raise_if_interrupted() -> None:
     """Raise `Interrupted` if this process already got its signal: a pool worker calls it before each
     task, so that the tasks queued for it before the signal are not started."""
-    if _received is not None:
-        raise Interrupted(_received)
+    if _RECEIVED.signum is not None:
+        raise Interrupted(_RECEIVED.signum)
 
 
 def interrupt_workers(pool: ProcessPoolExecutor, signum: int = signal.SIGTERM) -> None:

@@ -30,21 +30,27 @@ __all__ = [
     "set_debug_checks",
 ]
 
-_DEBUG: bool | None = None  # None: follow ICLR26_DEBUG_CHECKS
+
+class _DebugSwitch:
+    """What `set_debug_checks` chose for this process (None: follow ICLR26_DEBUG_CHECKS)."""
+
+    on: bool | None = None
+
+
+_DEBUG = _DebugSwitch()
 
 
 def debug_checks() -> bool:
     """Whether the costly per-call checks are on: `set_debug_checks(True)`, or the environment
     variable `ICLR26_DEBUG_CHECKS=1` when nothing was set in code."""
-    if _DEBUG is not None:
-        return _DEBUG
+    if _DEBUG.on is not None:
+        return _DEBUG.on
     return os.environ.get("ICLR26_DEBUG_CHECKS", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def set_debug_checks(on: bool | None) -> None:
     """Turn the costly checks on or off for this process (None: back to the environment variable)."""
-    global _DEBUG
-    _DEBUG = on
+    _DEBUG.on = on
 
 
 def _bounds(low: float | None, high: float | None, closed: tuple[bool, bool], kind: str) -> str:

@@ -8,13 +8,13 @@ Public API:
 - environment: `TextGame` (Jericho: score, `get_state` / `set_state`, world hash; TextWorld's
   admissible commands; an env-step budget no agent can exceed), `BudgetExhausted`;
 - memory: `Frontier` (top-k trajectories by v(τ)), `Archive` (novelty-tested cells);
-- agents: `GLoWAgent` (`GLoWConfig` with the ablation switches), `ReActAgent`, `ReflexionAgent`;
+- agents: `GLoWPlayer` (`GLoWConfig` with the ablation switches), `ReActPlayer`, `ReflexionPlayer`;
   baselines `random_agent`, `go_explore`, `train_drrn`;
 - `SYSTEM` for `iclr26 run glow`.
 """
 
 from iclr26.core.system import system_attributes
-from iclr26.glow.agents import GLoWAgent, GLoWConfig, ReActAgent, ReflexionAgent, RunResult
+from iclr26.glow.agents import GLoWConfig, GLoWPlayer, ReActPlayer, ReflexionPlayer, RunResult
 from iclr26.glow.drrn import DRRNConfig, train_drrn
 from iclr26.glow.env import BudgetExhausted, GameState, TextGame
 from iclr26.glow.explore import go_explore, random_agent
@@ -26,12 +26,12 @@ __all__ = [
     "BudgetExhausted",
     "DRRNConfig",
     "Frontier",
-    "GLoWAgent",
     "GLoWConfig",
+    "GLoWPlayer",
     "GameSpec",
     "GameState",
-    "ReActAgent",
-    "ReflexionAgent",
+    "ReActPlayer",
+    "ReflexionPlayer",
     "RunResult",
     "TextGame",
     "go_explore",

@@ -1,6 +1,6 @@
 """GLoW and its LLM baselines on text games (arXiv 2509.24116).
 
-`GLoWAgent.run` is the paper's Go-Explore loop, repeated until the env-step budget is spent:
+`GLoWPlayer.run` is the paper's Go-Explore loop, repeated until the env-step budget is spent:
 1. select: g_LLM(F) -> W_global; align_LLM scores archived cells against it; restore the argmax
    with `set_state` (or by replaying its actions);
 2. explore with multi-path advantage reflection (MAR): n = 3 rollouts in sequence from the restored
@@ -9,8 +9,12 @@
 The policy is Agent_LLM(s_t, h_t, W_local, T_s, F); its free-text command is mapped to the nearest
 valid action (`nearest_valid`, the soft constraint) and each remap is counted.
 
-`ReActAgent` (think, then act) and `ReflexionAgent` (a reflection between episodes that conditions
+`ReActPlayer` (think, then act) and `ReflexionPlayer` (a reflection between episodes that conditions
 the next) play episodes of `episode_steps` at the same env-step budget.
+
+Each is a player, not an `iclr26.agents.Agent`: `run(game)` drives the whole game itself (resets,
+restores saved states, spends the env-step budget), where an `Agent` only replies to the
+observation `agents.run_episode` shows it.
 """
 
 from __future__ import annotations
@@ -409,7 +413,7 @@ def _budget_spent(game: TextGame) -> bool:
 # -- GLoW ---------------------------------------------------------------------------------------
 
 
-class GLoWAgent:
+class GLoWPlayer:
     """GLoW: Go-Explore over the dual-scale memory (F, A, W_global, W_local) with an LLM policy."""
 
     def __init__(self, model: ChatModel, config: GLoWConfig | None = None) -> None:
@@ -657,7 +661,7 @@ class GLoWAgent:
 # -- ReAct and Reflexion ------------------------------------------------------------------------
 
 
-class ReActAgent:
+class ReActPlayer:
     """ReAct: each turn a short thought, then one command; the game is reset every `episode_steps` turns."""
 
     name = "react"
@@ -723,7 +727,7 @@ class ReActAgent:
         return rec.result(stop)
 
 
-class ReflexionAgent(ReActAgent):
+class ReflexionPlayer(ReActPlayer):
     """Reflexion: ReAct episodes; after each the model reflects, and later episodes read it."""
 
     name = "reflexion"

@@ -25,7 +25,7 @@ from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
 from iclr26.core.system import preset_table
-from iclr26.glow.agents import GLoWAgent, ReActAgent, ReflexionAgent
+from iclr26.glow.agents import GLoWPlayer, ReActPlayer, ReflexionPlayer
 from iclr26.glow.config import ABLATIONS, LLM_AGENTS, GlowConfig
 from iclr26.glow.drrn import train_drrn
 from iclr26.glow.env import TextGame
@@ -76,12 +76,12 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
             drrn_cfg = dataclasses.replace(cfg.drrn, seed=seed)
             result = train_drrn(game, drrn_cfg, ctx.checkpoint_dir / f"drrn-{path.stem}-s{seed}", budget)
         elif agent == "react":
-            result = ReActAgent(model, cfg.react).run(game, rng)
+            result = ReActPlayer(model, cfg.react).run(game, rng)
         elif agent == "reflexion":
-            result = ReflexionAgent(model, cfg.reflexion).run(game, rng)
+            result = ReflexionPlayer(model, cfg.reflexion).run(game, rng)
         else:
             glow_cfg = dataclasses.replace(cfg.glow, **ABLATION_SWITCHES.get(agent, {}))
-            result = GLoWAgent(model, glow_cfg).run(game, rng)
+            result = GLoWPlayer(model, glow_cfg).run(game, rng)
     row = {
         "agent": _run_label(agent),
         "game": path.stem,

@@ -27,7 +27,7 @@ from iclr26.core.errors import UserError
 from iclr26.core.seeding import derive_seed
 from iclr26.spatial_dise.items import DIFFICULTIES, make_item, render_item
 from iclr26.spatial_dise.records import Record, read_csv, write_csv
-from iclr26.spatial_dise.render import set_renderer
+from iclr26.spatial_dise.render import use_renderer
 from iclr26.spatial_dise.tasks import QUADRANT_OF, TASKS, task
 
 BENCH_SIZE = 559
@@ -111,12 +111,12 @@ def make_record(slot: Slot, seed: int, image_dir: Path, root: Path) -> tuple[Rec
 
 def _make_shard(args: tuple[list[Slot], int, str, str, str]) -> tuple[list[Record], dict[str, int]]:
     slots, seed, image_dir, root, renderer = args
-    set_renderer(renderer)  # a worker process starts with the default
     out, rejected = [], Counter()
-    for slot in slots:
-        record, r = make_record(slot, seed, Path(image_dir), Path(root))
-        out.append(record)
-        rejected[slot.task] += r
+    with use_renderer(renderer):  # in this process, worker or not, for this shard only
+        for slot in slots:
+            record, r = make_record(slot, seed, Path(image_dir), Path(root))
+            out.append(record)
+            rejected[slot.task] += r
     return out, dict(rejected)
 
 
@@ -133,7 +133,7 @@ def generate_split(
     """Write `root/<split>.csv` and `root/images/<split>/*.png`; resumes from finished shards.
 
     `jobs` worker processes share the shards; `renderer` draws the 3D panels (our painter, or
-    Blender: `render.set_renderer`); `on_shard(n)` is told how many items each finished shard held.
+    Blender: `render.use_renderer`); `on_shard(n)` is told how many items each finished shard held.
     Also writes `root/<split>.stats.json` (items and verifier refusals per task).
     """
     root = Path(root)
@@ -160,7 +160,6 @@ def generate_split(
     if jobs <= 1 or len(todo) <= 1:
         for k, a in zip(todo, args, strict=True):
             finish(k, _make_shard(a))
-        set_renderer("painter")
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:

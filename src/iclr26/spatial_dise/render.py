@@ -13,7 +13,9 @@ scenes freely: `block_mesh`, `cone_mesh`, `quad_mesh`, `polygon_mesh`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -248,24 +250,29 @@ def rasterize(
 
 
 RENDERERS = ("painter", "blender")
-_renderer = "painter"
+_RENDERER: ContextVar[str] = ContextVar("spatial_dise_renderer", default="painter")
 
 
-def set_renderer(name: str) -> None:
-    """Draw every later `render` call with `name`: our painter (default) or Blender (`blender.py`)."""
-    global _renderer
+@contextlib.contextmanager
+def use_renderer(name: str) -> Iterator[None]:
+    """Within the block, `render` draws with `name`: our painter (the default outside any block) or
+    Blender (`blender.py`); the renderer before it comes back after, also when the block raises."""
     if name not in RENDERERS:
         raise UserError(f"unknown renderer {name!r}; choose from {', '.join(RENDERERS)}")
     if name == "blender":
         from iclr26.spatial_dise.blender import require_blender
 
         require_blender()
-    _renderer = name
+    token = _RENDERER.set(name)
+    try:
+        yield
+    finally:
+        _RENDERER.reset(token)
 
 
 def render(mesh: Mesh, cam: Camera, *, outline: int = 2) -> Image.Image:
-    """The mesh as a PIL image, by the renderer `set_renderer` chose."""
-    if _renderer == "blender":
+    """The mesh as a PIL image, by the renderer of the enclosing `use_renderer` block."""
+    if _RENDERER.get() == "blender":
         from iclr26.spatial_dise.blender import render_blender
 
         return render_blender(mesh, cam, outline=outline)

@@ -74,10 +74,13 @@ class OpenAIChatModel(OpenAIWireModel):
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
     @classmethod
-    def from_env(cls, **kwargs: Any) -> OpenAIChatModel:
+    def from_env(
+        cls, *, base_url: str | None = None, model: str | None = None, **kwargs: Any
+    ) -> OpenAIChatModel:
         """Build from ICLR26_LLM_BASE_URL, ICLR26_LLM_MODEL, ICLR26_LLM_API_KEY and
-        ICLR26_LLM_MAX_CONCURRENCY (default 8)."""
-        base = os.environ.get("ICLR26_LLM_BASE_URL")
+        ICLR26_LLM_MAX_CONCURRENCY (default 8); `base_url` and `model` take the place of the first
+        two (a run's resolved choice, in a worker whose environment may lack them)."""
+        base = base_url or os.environ.get("ICLR26_LLM_BASE_URL")
         if not base:
             raise UserError("ICLR26_LLM_BASE_URL is not set (e.g. http://127.0.0.1:8000/v1)")
         conc = os.environ.get("ICLR26_LLM_MAX_CONCURRENCY")
@@ -85,7 +88,8 @@ class OpenAIChatModel(OpenAIWireModel):
             if not conc.isdigit() or int(conc) < 1:
                 raise UserError(f"ICLR26_LLM_MAX_CONCURRENCY must be a positive integer, got {conc!r}")
             kwargs["max_concurrency"] = int(conc)
-        return cls(base, os.environ.get("ICLR26_LLM_MODEL"), os.environ.get("ICLR26_LLM_API_KEY"), **kwargs)
+        name = model or os.environ.get("ICLR26_LLM_MODEL")
+        return cls(base, name, os.environ.get("ICLR26_LLM_API_KEY"), **kwargs)
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

@@ -140,15 +140,26 @@ def test_an_old_model_field_names_the_flag(name, field):
     assert "\n" not in str(e.value)
 
 
-def test_a_text_model_is_refused_where_images_are_needed_before_any_work(tmp_path, monkeypatch):
-    """spatial_dise's VLM row with the embedded (text-only) model: one line, exit 2, no data made."""
+@pytest.mark.parametrize(
+    ("name", "overrides", "what"),
+    [
+        ("spatial_dise", {"vlm_row": "true"}, "the VLM row"),
+        ("vincie", {"judge": "llm"}, "the LLM judge"),
+        ("scienceboard", {"agents": "oracle,llm", "observation": "screenshot"}, "observation=screenshot"),
+    ],
+)
+def test_a_text_model_is_refused_where_images_are_needed_before_any_work(
+    name, overrides, what, tmp_path, monkeypatch
+):
+    """The embedded (text-only) model where a system needs images: one line, exit 2, and nothing
+    done first (no data generated, no model trained, no desktop started)."""
     monkeypatch.delenv("ICLR26_LLM_BASE_URL", raising=False)
-    with pytest.raises(
-        UserError, match=r"the VLM row .* needs a model that sees images.*--llm embedded"
-    ) as e:
-        run_system(get_system("spatial_dise"), "smoke", {"vlm_row": "true"}, out=tmp_path / "run")
-    assert e.value.exit_code == 2
-    assert not (tmp_path / "run" / "data").exists()
+    refused = re.escape(what) + r".* needs a model that sees images, and --llm embedded reads text only"
+    with pytest.raises(UserError, match=refused) as e:
+        run_system(get_system(name), "smoke", overrides, out=tmp_path / "run")
+    assert e.value.exit_code == 2 and "\n" not in str(e.value)
+    left = {p.name for p in (tmp_path / "run").iterdir()}
+    assert left <= {"results.json", "report.md", "traceback.txt", ".lock"}, left
 
 
 @pytest.mark.parametrize(

@@ -211,3 +211,18 @@ def test_the_cli_takes_llm_and_refuses_an_old_field_in_one_line(stub, tmp_path):
     res = runner.invoke(cli.app, args)
     assert res.exit_code == 0, res.output
     assert stub.requests and load_record(tmp_path / "run").llm["asked"] == "http"
+
+
+def test_the_tour_passes_llm_to_each_run_and_reuses_no_run_of_another_model(stub, tmp_path):
+    """`iclr26 demo` runs each system in its own process: the server's variable reaches it, and a
+    finished run made with the server is not reused by a tour with `--llm embedded` (that run is
+    refused in one line, since its folder holds another model's answers)."""
+    from iclr26.core import tour
+
+    system = get_system("sci_refine")
+    [done] = tour.run_tour([system], tmp_path, preset="smoke", jobs=1, say=lambda m: None)
+    assert done.status == "complete" and done.record.llm["used"] == "http" and stub.requests
+    [again] = tour.run_tour([system], tmp_path, preset="smoke", jobs=1, llm="auto", say=lambda m: None)
+    assert again.status == "reused"
+    [other] = tour.run_tour([system], tmp_path, preset="smoke", jobs=1, llm="embedded", say=lambda m: None)
+    assert other.status == "failed" and "made with --llm http, not embedded" in other.error

@@ -226,3 +226,22 @@ def test_the_tour_passes_llm_to_each_run_and_reuses_no_run_of_another_model(stub
     assert again.status == "reused"
     [other] = tour.run_tour([system], tmp_path, preset="smoke", jobs=1, llm="embedded", say=lambda m: None)
     assert other.status == "failed" and "made with --llm http, not embedded" in other.error
+
+
+def test_a_password_in_the_server_url_goes_to_the_server_not_into_the_run_folder(tmp_path, monkeypatch):
+    """`ICLR26_LLM_BASE_URL=http://user:secret@host/v1`: the server gets basic auth; results.json,
+    report.md and the model record name the server without the password."""
+    import base64
+
+    handler = ChatStub.new(lambda body: REPLY)
+    with serve(handler) as url:
+        monkeypatch.setenv("ICLR26_LLM_BASE_URL", url.replace("http://", "http://me:s3cret@") + "/v1")
+        monkeypatch.delenv("ICLR26_LLM_API_KEY", raising=False)
+        record, run_dir = run_system(
+            get_system("sci_refine"), "smoke", LLM_ARMS["sci_refine"], out=tmp_path / "run"
+        )
+    assert handler.requests and record.llm["base_url"] == url + "/v1"
+    assert handler.seen_headers[-1]["Authorization"] == "Basic " + base64.b64encode(b"me:s3cret").decode()
+    for path in run_dir.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".jsonl", ".md", ".txt"):
+            assert "s3cret" not in path.read_text(errors="replace"), path

@@ -44,9 +44,11 @@ def serve(handler: type[JSONHandler]) -> Iterator[str]:
 class ChatStub(JSONHandler):
     """A stub OpenAI-compatible server (not a language model): `/v1/models` names one model, and
     every chat completion (plain, `n` > 1, with log-probs, or streamed) answers `reply(body)`. Each
-    request body is kept in `requests`. Make one per test with `ChatStub.new(reply)`."""
+    request's body is kept in `requests`, its headers in `seen_headers`. Make one per test with
+    `ChatStub.new(reply)`."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
+    seen_headers: ClassVar[list[dict[str, str]]] = []
     lock: ClassVar[threading.Lock] = threading.Lock()
     model_id = "stub-model"
 
@@ -57,7 +59,7 @@ class ChatStub(JSONHandler):
     @classmethod
     def new(cls, reply: Callable[[dict[str, Any]], str] | None = None) -> type["ChatStub"]:
         """A subclass with its own request list (and `reply`, when given)."""
-        attrs: dict[str, Any] = {"requests": [], "lock": threading.Lock()}
+        attrs: dict[str, Any] = {"requests": [], "seen_headers": [], "lock": threading.Lock()}
         if reply is not None:
             attrs["reply"] = staticmethod(reply)
         return type("ChatStubRun", (cls,), attrs)
@@ -72,6 +74,7 @@ class ChatStub(JSONHandler):
         body = self.read_json()
         with self.lock:
             self.requests.append(body)
+            self.seen_headers.append(dict(self.headers))
         text = self.reply(body)
         if body.get("stream"):
             self._stream(text)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from iclr26.core.errors import UserError
 
@@ -49,7 +50,8 @@ class LLMChoice:
         """The choice as results.json records it (`asked`, `used`, and the server or folder)."""
         out = {"asked": self.asked or self.label, "used": self.label}
         if self.backend == "http":
-            out |= {"base_url": self.base_url, "model": self.model or "(the server's default)"}
+            shown = without_credentials(self.base_url)
+            out |= {"base_url": shown, "model": self.model or "(the server's default)"}
         return out
 
     def open(self, *, cache: Path | str | None = None, max_concurrency: int | None = None) -> ChatModel:
@@ -74,6 +76,14 @@ class LLMChoice:
         else:
             raise UserError(f"unknown LLM backend {self.backend!r}")
         return CachedChatModel(model, ResponseCache(cache)) if cache is not None else model
+
+
+def without_credentials(url: str) -> str:
+    """`url` without a `user:password@` part (results.json is shared; the key never goes in it)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def resolve_llm(spec: str = "auto") -> LLMChoice:

@@ -8,11 +8,13 @@ import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from iclr26.core.errors import UserError
 from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel, sse_chunks
+from iclr26.core.llm.choice import without_credentials
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -58,6 +60,9 @@ class OpenAIChatModel(OpenAIWireModel):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        parts = urlsplit(base_url)  # a user:password@ in the URL is sent as basic auth, never shown
+        auth = (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
+        base_url = without_credentials(base_url)
         self.base_url = base_url
         self.url = _chat_url(base_url)
         self.model = model
@@ -71,7 +76,7 @@ class OpenAIChatModel(OpenAIWireModel):
         self._identity: str | None = None
         self._identity_lock = threading.Lock()
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._client = httpx.Client(timeout=timeout, headers=headers, auth=None if api_key else auth)
 
     @classmethod
     def from_env(

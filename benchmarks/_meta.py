@@ -45,8 +45,10 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
     ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
+    ap.add_argument("--llm", default="auto", help="the run's model: auto, embedded, http or hf:PATH")
     args = ap.parse_args()
-    record, run_dir = run_system(system, args.preset, parse_overrides(args.overrides), out=args.out)
+    overrides = parse_overrides(args.overrides)
+    record, run_dir = run_system(system, args.preset, overrides, out=args.out, llm=args.llm)
     save_preset_result(record, run_dir, results_dir, stem, args.preset, args.tag)
 
 
@@ -64,6 +66,7 @@ def save_preset_result(
         "run_dir": str(run_dir),
         "wall_time_s": record.wall_time_s,
         "config": record.config,
+        "llm": record.llm,
         "claim_check": asdict(record.report.claim_check) if record.report.claim_check else None,
         "tables": [asdict(t) for t in record.report.tables],
         "notes": record.report.notes,

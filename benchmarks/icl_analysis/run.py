@@ -1,6 +1,6 @@
 """The README's sweep: `iclr26 run icl_analysis --preset bench` with provenance.
 
-    python benchmarks/icl_analysis/run.py [--preset bench] [--set model=http ...]
+    python benchmarks/icl_analysis/run.py [--preset bench] [--set styles=cot ...] [--llm http]
 
 Saves results/icl_analysis_<preset>.json and the figures beside it.
 """

@@ -1,5 +1,5 @@
-"""`iclr26 list | run NAME [--preset P] [--set k=v ...] [--out DIR] [--help-config] | config NAME |
-demo | report RUN_DIR`."""
+"""`iclr26 list | run NAME [--preset P] [--set k=v ...] [--llm M] [--out DIR] [--help-config] |
+config NAME | demo [--llm M] | report RUN_DIR`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from iclr26.catalog import PAPERS, all_systems, get_system, status_of
 from iclr26.core.config import describe_config, parse_overrides
 from iclr26.core.errors import UserError
 from iclr26.core.interrupt import Interrupted, exit_code, stop_on_signals
+from iclr26.core.llm.choice import resolve_llm
 from iclr26.core.records import load_record, now_stamp, write_report
 from iclr26.core.runner import run_system
 
@@ -24,6 +25,11 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="Working, tested, measured implementations of 19 ICLR 2026 systems.",
+)
+LLM_HELP = (
+    "The run's language model: auto (the server at ICLR26_LLM_BASE_URL when it is set, else the "
+    "embedded SmolLM2-135M), embedded, http (ICLR26_LLM_BASE_URL, ICLR26_LLM_MODEL, "
+    "ICLR26_LLM_API_KEY) or hf:PATH (a local Hugging Face checkpoint folder)."
 )
 # Outside a terminal (CI logs, pipes) rich would wrap at 80 columns; tables need more.
 console = Console() if Console().is_terminal else Console(width=160)
@@ -109,6 +115,7 @@ def run(
     help_config: Annotated[
         bool, typer.Option("--help-config", help="Print every config field (type, default, preset, help).")
     ] = False,
+    llm: Annotated[str, typer.Option(help=LLM_HELP)] = "auto",
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
 ) -> None:
     """Run one system's preset and write results.json, report.md and figures."""
@@ -120,7 +127,7 @@ def run(
         system = get_system(name)
         overrides = parse_overrides(set_ or [])
         with stop_on_signals():  # SIGTERM too stops the children and records what finished
-            record, run_dir = run_system(system, preset, overrides, out=out, console=console)
+            record, run_dir = run_system(system, preset, overrides, out=out, console=console, llm=llm)
     except UserError as e:
         if debug:
             raise
@@ -160,6 +167,7 @@ def demo(
         typer.Option(help="Systems at once, each on its share of the cores (default: core count)."),
     ] = None,
     preset: Annotated[str, typer.Option(help="The preset to tour (demo; smoke for a quick check).")] = "demo",
+    llm: Annotated[str, typer.Option(help=LLM_HELP)] = "auto",
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
 ) -> None:
     """Run every implemented system's demo preset, then write one summary page (index.html)."""
@@ -170,6 +178,7 @@ def demo(
         if not any(s.status == "implemented" for s in catalog):
             console.print("No system is implemented yet: nothing to tour.")
             return
+        resolve_llm(llm)  # a bad --llm is one error, not one per system
         systems = select(catalog, only, skip)
         if not systems:
             raise UserError("no system left to run: check --only and --skip")
@@ -177,7 +186,12 @@ def demo(
         start = time.perf_counter()
         with stop_on_signals():  # each system's run is told too, and records what it finished
             outcomes = run_tour(
-                systems, root, preset=preset, jobs=jobs, say=lambda m: console.print(m, highlight=False)
+                systems,
+                root,
+                preset=preset,
+                jobs=jobs,
+                llm=llm,
+                say=lambda m: console.print(m, highlight=False),
             )
     except UserError as e:
         if debug:

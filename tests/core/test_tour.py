@@ -53,10 +53,10 @@ def test_runs_each_system_in_its_folder_and_resumes(toured):
 def test_a_failure_is_reported_and_the_rest_go_on(tmp_path, monkeypatch):
     real = tour._command
 
-    def broken(system, preset, run_dir, threads):
+    def broken(system, preset, run_dir, threads, llm):
         if system.name == "dash":
             return [sys.executable, "-c", "raise SystemExit('dash broke')"]
-        return real(system, preset, run_dir, threads)
+        return real(system, preset, run_dir, threads, llm)
 
     monkeypatch.setattr(tour, "_command", broken)
     lines = []

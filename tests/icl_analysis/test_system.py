@@ -42,7 +42,7 @@ def test_config_errors_name_fields():
         SYSTEM.config("smoke", {"styles": "haiku"})
     with pytest.raises(ConfigError, match=r"shots must be an int in \[0, 40\], got 100"):
         SYSTEM.config("smoke", {"shots": "100"})
-    with pytest.raises(ConfigError, match="model must be one of"):
+    with pytest.raises(ConfigError, match=r"no field 'model' any more: choose the run's model with --llm"):
         SYSTEM.config("smoke", {"model": "gpt-5"})
     with pytest.raises(ConfigError, match=r"apo\.|beam must be an int >= 1"):
         SYSTEM.config("smoke", {"apo.beam": "0"})
@@ -65,4 +65,7 @@ def test_ray_sweep_gives_the_serial_rows(tmp_path):
         return table.rows
 
     assert cells(spread) == cells(serial) and len(cells(serial)) == 2
+    # the workers' tokens reach results.json: the same calls as the serial sweep made in-process
+    assert spread.llm_usage["calls"] == serial.llm_usage["calls"] > 0
+    assert spread.llm_usage["completion_tokens"] == serial.llm_usage["completion_tokens"]
     assert len(list((run_dir / "checkpoints" / "cells").glob("*.sqlite"))) == 2  # one cache per cell

@@ -1,16 +1,17 @@
 """The `conavbench` run's config: the split to generate (the paper's 4,048 episodes over
 generated houses), which agents run under which protocol, the executor's actuation noise, and the
-LLM agent's model and budget."""
+LLM agent's budget (its model is the run's: `--llm`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from iclr26.conavbench.agents import EvalConfig
 from iclr26.conavbench.missions import RULES
 from iclr26.conavbench.sim import SimConfig
 from iclr26.conavbench.splits import N_COLLAB, N_SCENES, N_SINGLE
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int
 
 AGENTS = ("oracle", "null", "random", "greedy", "collaborative", "llm")
@@ -28,6 +29,8 @@ def _noisy() -> EvalConfig:
 @dataclass(frozen=True)
 class NavConfig:
     """Everything the run uses; the defaults are the README's bench (the full split, every planner)."""
+
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
     n_single: int = N_SINGLE
     """NavCraft-S episodes (the paper: 2,436)"""
@@ -51,10 +54,6 @@ class NavConfig:
     evaluation: EvalConfig = field(default_factory=_noisy)
     """the executor: step budgets, the success rule, the simulator and its actuation noise (the
     planners, random and llm run under it; the oracle always runs noise-free)"""
-    llm: str = "embedded"
-    """the llm agent's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
-    llm_path: str = ""
-    """the llm agent's model file or name (empty: the backend's default)"""
     llm_episodes: int = 12
     """collaborative episodes the llm agent runs (0: all)"""
     seed: int = 0
@@ -68,7 +67,6 @@ class NavConfig:
         check_int("seed", self.seed, 0)
         check_in("eval_split", self.eval_split, SPLITS)
         check_in("acceptance", self.acceptance, RULES)
-        check_in("llm", self.llm, ("embedded", "http", "transformers"))
         for a in self.agents:
             check_in("agents", a, AGENTS)
         for p in self.protocols:

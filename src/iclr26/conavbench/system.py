@@ -44,7 +44,7 @@ def _agent(name: str, cfg: NavConfig, ctx: RunContext) -> A.NavPolicy:
         return A.GreedySinglePolicy()
     if name == "collaborative":
         return A.CollaborativePlanner()
-    model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
+    model = ctx.chat_model()
     return A.LLMPolicy(model)
 
 

@@ -148,15 +148,34 @@ def convert_value(field: str, raw: str, tp: Any) -> Any:
     raise ConfigError(f"field {field!r}: type {_type_name(tp)} cannot be set from the command line")
 
 
+RUN_LLM = "choose the run's model with --llm (auto, embedded, http or hf:PATH)"
+"""why a config's old model field (`llm`, `model`, `vlm`, ...) is gone: the model is the run's"""
+
+
+def run_llm_renames(*names: str) -> dict[str, str]:
+    """A config's `RENAMED` entries for old per-system model fields, all now `--llm`:
+    `RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")`."""
+    return dict.fromkeys(names, RUN_LLM)
+
+
+def _no_field(config: Any, head: str, fields: set[str]) -> ConfigError:
+    """The error for a field `config` lacks: a renamed one (the config class's `RENAMED` map, old
+    name -> where it went) says where it went, any other lists the fields."""
+    renamed = getattr(type(config), "RENAMED", {})
+    if head in renamed:
+        return ConfigError(f"{type(config).__name__} has no field {head!r} any more: {renamed[head]}")
+    return ConfigError(
+        f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
+    )
+
+
 def _leaf_type(config: Any, key: str) -> tuple[str, Any]:
     """The field name and declared type that the dotted `key` reaches in `config`, or a ConfigError
     naming the config's fields."""
     head, dot, rest = key.partition(".")
     fields = {f.name for f in dataclasses.fields(config) if f.init}
     if head not in fields:
-        raise ConfigError(
-            f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
-        )
+        raise _no_field(config, head, fields)
     if not dot:
         return head, typing.get_type_hints(type(config))[head]
     if not dataclasses.is_dataclass(getattr(config, head)):
@@ -218,9 +237,7 @@ def with_changes(config: C, changes: Mapping[str, Any]) -> C:
     for key, value in changes.items():
         head, dot, rest = key.partition(".")
         if head not in fields:
-            raise ConfigError(
-                f"{type(config).__name__} has no field {head!r}; fields are: " + ", ".join(sorted(fields))
-            )
+            raise _no_field(config, head, fields)
         if dot:
             nested.setdefault(head, {})[rest] = value
         else:

@@ -135,6 +135,7 @@ class RunRecord:
     claim: str = ""
     error: str | None = None
     llm_usage: dict[str, float | int] | None = None  # language-model calls, tokens, wall time
+    llm: dict[str, str] | None = None  # the run's model (--llm): asked, used, server or folder, identity
     schema_version: int = SCHEMA_VERSION
 
 

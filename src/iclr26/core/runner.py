@@ -18,6 +18,8 @@ from iclr26.core.distributed import launch_env
 from iclr26.core.errors import UserError
 from iclr26.core.interrupt import Interrupted
 from iclr26.core.jsonfile import read_log
+from iclr26.core.llm.choice import LLMChoice, resolve_llm
+from iclr26.core.llm.identity import model_identity
 from iclr26.core.records import (
     RESULTS_FILE,
     Report,
@@ -36,14 +38,21 @@ class SystemNotImplemented(UserError, RuntimeError):
     """Raised when asked to run a system whose status is `planned`."""
 
 
-def _check_resumable(run_dir: Path, name: str, preset: str, config: dict) -> None:
-    """Refuse to resume a run folder that holds a different system or config: its checkpoints
-    and finished parts would silently mix with the new settings."""
+def _check_resumable(run_dir: Path, name: str, preset: str, config: dict, llm: str | None = None) -> None:
+    """Refuse to resume a run folder that holds a different system or config, or whose model
+    (`--llm`, when it used one) was another: its checkpoints and finished parts would silently
+    mix with the new settings."""
     if not (run_dir / RESULTS_FILE).exists():
         return
     old = load_record(run_dir)
     if old.system != name:
         raise ConfigError(f"{run_dir} holds a run of {old.system!r}, not {name!r}; use another --out")
+    used = (old.llm or {}).get("used")
+    if llm is not None and old.llm_usage and used and used != llm:
+        raise ConfigError(
+            f"{run_dir} holds a run made with --llm {used}, not {llm}; resume with --llm {used} "
+            "(or the same ICLR26_LLM_BASE_URL), or use another --out"
+        )
     changed = sorted(k for k in set(old.config) | set(config) if old.config.get(k) != config.get(k))
     if changed:
         raise ConfigError(
@@ -76,8 +85,10 @@ def run_system(
     out: Path | str | None = None,
     runs_root: Path | str = "runs",
     console: Console | None = None,
+    llm: str = "auto",
 ) -> tuple[RunRecord, Path]:
-    """Run `system` at `preset` with `overrides`; write results.json and report.md.
+    """Run `system` at `preset` with `overrides` and the model `llm` (`--llm`: auto, embedded,
+    http or hf:PATH); write results.json and report.md.
 
     `out` names the run folder explicitly; running again with the same `out` lets the system
     resume from the checkpoints it left there. The folder is locked for the run: a second run into it
@@ -94,6 +105,7 @@ def run_system(
         )
     console = console or Console()
     config = system.config(preset, overrides)  # ConfigError names the bad field
+    choice = resolve_llm(llm)  # `--llm http` without a server URL is a one-line error before any work
     if isinstance(getattr(config, "device", None), str):
         resolve_device(config.device)  # a missing GPU is a one-line error before any work
     rank, world, _ = launch_env()
@@ -115,14 +127,14 @@ def run_system(
     lock = RunFolderLock(run_dir)  # one run per folder: a second one stops here, naming the first
     try:
         if out is not None:
-            _check_resumable(run_dir, system.name, preset, config_to_dict(config))
-        return _run_in(system, preset, config, run_dir, console)
+            _check_resumable(run_dir, system.name, preset, config_to_dict(config), choice.label)
+        return _run_in(system, preset, config, run_dir, console, choice)
     finally:
         lock.release()
 
 
 def _run_in(
-    system: System, preset: str, config: Any, run_dir: Path, console: Console
+    system: System, preset: str, config: Any, run_dir: Path, console: Console, choice: LLMChoice
 ) -> tuple[RunRecord, Path]:
     """Run `system` in the locked `run_dir`, keeping its record up to date (see `run_system`)."""
     seed = getattr(config, "seed", None)
@@ -138,9 +150,10 @@ def _run_in(
         versions=library_versions(),
         title=system.title,
         claim=system.claim,
+        llm=choice.describe(),
     )
     save_record(run_dir, record)
-    ctx = RunContext(out_dir=run_dir, console=console)
+    ctx = RunContext(out_dir=run_dir, console=console, llm=choice)
     console.rule(f"[bold]{system.name}[/] · preset {preset} · {run_dir}")
     start = time.perf_counter()
     try:
@@ -163,6 +176,8 @@ def _run_in(
     finally:
         record.wall_time_s = time.perf_counter() - start
         record.llm_usage = ctx.llm_usage()
+        if ctx.models:
+            record.llm = {**choice.describe(), "identity": model_identity(ctx.models[0][0])}
         ctx.close_models()
         save_record(run_dir, record)
         write_report(run_dir, record)

@@ -28,40 +28,59 @@ T = TypeVar("T")
 PRESETS = ("smoke", "demo", "bench", "paper")
 
 
+RUN_MODEL_ROLE = "run"
+"""the run's model in the run folder's llm-models.json (`check_run_model`)"""
+
+
 @dataclass
 class RunContext:
-    """What a running system gets besides its config: its folder, a console, progress helpers.
+    """What a running system gets besides its config: its folder, a console, progress helpers and
+    the run's model.
 
     `out_dir` is the run folder; checkpoints go under `out_dir / "checkpoints"`, so re-running
-    with `--out` on the same folder resumes.
+    with `--out` on the same folder resumes. `llm` is the run's model choice (`--llm`, an
+    `iclr26.core.llm.LLMChoice`); left None it is `auto`, resolved at first use.
     """
 
     out_dir: Path
     console: Console = field(default_factory=Console)
+    llm: Any = None  # LLMChoice (core.llm is imported only by runs that use a model)
     models: list[tuple[Any, Any]] = field(default_factory=list)  # (model, its usage when made)
+    reported: list[Any] = field(default_factory=list)  # Usage of models made elsewhere (Ray workers)
+
+    def llm_choice(self) -> Any:
+        """The run's `LLMChoice` (`auto` resolved against the environment on first use)."""
+        if self.llm is None:
+            from iclr26.core.llm.choice import resolve_llm
+
+            self.llm = resolve_llm("auto")
+        return self.llm
 
     def chat_model(
         self,
-        backend: str = "auto",
-        path: str | None = None,
         *,
         cache: bool = True,
         max_concurrency: int | None = None,
         cache_name: str = "llm-cache.sqlite",
+        images: str = "",
     ) -> Any:
-        """A chat model for this run (`iclr26.core.llm.get_chat_model`) whose token and time usage
-        goes into results.json (`llm_usage`: what this run spent, also on a model shared with
-        other runs). With `cache`, answers are kept in the run folder's `cache_name`, so a
-        resumed run never asks the same question twice (give conditions whose cost is compared
-        their own cache file: a hit costs no tokens). The served model's identity is recorded in
-        the run folder; resuming it with another model is a `UserError` (`check_run_model`)."""
-        from iclr26.core.llm import get_chat_model
+        """The run's model (`--llm`), whose token and time usage goes into results.json
+        (`llm_usage`: what this run spent, also on a model shared with other runs). With `cache`,
+        answers are kept in the run folder's `cache_name`, so a resumed run never asks the same
+        question twice (give conditions whose cost is compared their own cache file: a hit costs
+        no tokens). `images` names what needs a model that sees images (e.g. "the VLM row"):
+        with a text-only choice that is a one-line `UserError` before the model is opened. The
+        served model's identity is recorded in the run folder; resuming it with another model is
+        a `UserError` (`check_run_model`)."""
         from iclr26.core.llm.identity import check_run_model, model_identity
 
+        choice = self.llm_choice()
+        if images:
+            self.require_images(images)
         db = self.out_dir / cache_name if cache else None
-        model = get_chat_model(backend, path, cache=db, max_concurrency=max_concurrency)
+        model = choice.open(cache=db, max_concurrency=max_concurrency)
         try:
-            check_run_model(self.out_dir, f"{backend}:{path}" if path else backend, model_identity(model))
+            check_run_model(self.out_dir, RUN_MODEL_ROLE, model_identity(model))
         except BaseException:
             close = getattr(model, "close", None)
             if close is not None:
@@ -70,9 +89,28 @@ class RunContext:
         self.models.append((model, model.usage.total))
         return model
 
+    def require_images(self, what: str) -> None:
+        """Raise a one-line `UserError` when the run's model cannot see images, naming `what`
+        needs them (call it before the work that leads up to the model's part)."""
+        from iclr26.core.errors import UserError
+
+        choice = self.llm_choice()
+        if not choice.sees_images:
+            raise UserError(
+                f"{what} needs a model that sees images, and --llm {choice.label} reads text only: "
+                "serve a vision model (e.g. vLLM with Qwen2.5-VL) and run with --llm http and "
+                "ICLR26_LLM_BASE_URL"
+            )
+
+    def add_usage(self, usage: Any) -> None:
+        """Count the `Usage` of a model this process did not make (a Ray worker's, sent back with
+        its result) in the run's `llm_usage`."""
+        self.reported.append(usage)
+
     def llm_usage(self) -> dict[str, float | int] | None:
-        """The summed usage of every model made by `chat_model`, or None when there were none."""
-        if not self.models:
+        """The summed usage of every model made by `chat_model` and of the usage reported with
+        `add_usage`, or None when there was none."""
+        if not self.models and not self.reported:
             return None
         from iclr26.core.llm import Usage
 
@@ -81,6 +119,8 @@ class RunContext:
             if id(model.usage) not in seen:
                 seen.add(id(model.usage))
                 total = total + (model.usage.total - at_start)
+        for usage in self.reported:
+            total = total + usage
         return total.as_dict()
 
     def close_models(self) -> None:

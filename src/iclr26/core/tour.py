@@ -32,6 +32,7 @@ from typing import Any
 from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.errors import UserError
 from iclr26.core.interrupt import Interrupted
+from iclr26.core.llm.choice import resolve_llm
 from iclr26.core.records import RunRecord, format_cell, load_record, markdown_table
 from iclr26.core.runlock import RunFolderLock
 from iclr26.core.system import System
@@ -81,17 +82,21 @@ class Outcome:
     error: str = ""
 
 
-def _finished(run_dir: Path, preset: str) -> RunRecord | None:
-    """The record of a complete run of `preset` in `run_dir`, if there is one."""
+def _finished(run_dir: Path, preset: str, llm: str = "auto") -> RunRecord | None:
+    """The record of a complete run of `preset` in `run_dir`, if there is one and it did not use
+    another model than `--llm llm` would (that one is run again, and refused in one line)."""
     try:
         record = load_record(run_dir)
     except (FileNotFoundError, ValueError):
         return None
+    if record.llm_usage and (record.llm or {}).get("used") != resolve_llm(llm).label:
+        return None
     return record if record.status == "complete" and record.preset == preset else None
 
 
-def _command(system: System, preset: str, run_dir: Path, threads: int) -> list[str]:
+def _command(system: System, preset: str, run_dir: Path, threads: int, llm: str = "auto") -> list[str]:
     cmd = [sys.executable, "-m", "iclr26", "run", system.name, "--preset", preset, "--out", str(run_dir)]
+    cmd += ["--llm", llm]
     if hasattr(system.presets[preset], "threads"):
         cmd += ["--set", f"threads={threads}"]
     return cmd
@@ -129,10 +134,13 @@ class _Runs:
                 proc.send_signal(signum)
 
 
-def run_one(system: System, preset: str, root: Path, threads: int, runs: _Runs | None = None) -> Outcome:
-    """Run one system's preset in its own process under `root/NAME`; reuse a complete run."""
+def run_one(
+    system: System, preset: str, root: Path, threads: int, runs: _Runs | None = None, llm: str = "auto"
+) -> Outcome:
+    """Run one system's preset with the model `llm` (`--llm`) in its own process under
+    `root/NAME`; reuse a complete run."""
     run_dir = root / system.name
-    done = _finished(run_dir, preset)
+    done = _finished(run_dir, preset, llm)
     if done is not None:
         return Outcome(system, run_dir, "reused", done.wall_time_s, done)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -140,10 +148,10 @@ def run_one(system: System, preset: str, root: Path, threads: int, runs: _Runs |
     start = time.perf_counter()
     with (run_dir / "tour.log").open("ab") as log:
         code = (runs or _Runs()).run(
-            _command(system, preset, run_dir, threads), stdout=log, stderr=subprocess.STDOUT, env=env
+            _command(system, preset, run_dir, threads, llm), stdout=log, stderr=subprocess.STDOUT, env=env
         )
     wall = time.perf_counter() - start
-    record = _finished(run_dir, preset)
+    record = _finished(run_dir, preset, llm)
     if code == 0 and record is not None:
         return Outcome(system, run_dir, "complete", wall, record)
     try:
@@ -161,9 +169,11 @@ def run_tour(
     *,
     preset: str = "demo",
     jobs: int | None = None,
+    llm: str = "auto",
     say: Callable[[str], None] = print,
 ) -> list[Outcome]:
-    """Run `preset` for each system, `jobs` at a time, into `root`; returns outcomes in order."""
+    """Run `preset` for each system, `jobs` at a time, with the model `llm` (`--llm`), into `root`;
+    returns outcomes in order."""
     cores = os.cpu_count() or 1
     jobs = cores if jobs is None else jobs
     if not isinstance(jobs, int) or jobs < 1:
@@ -180,7 +190,7 @@ def run_tour(
     outcomes: dict[str, Outcome] = {}
     runs = _Runs()
     with RunFolderLock(root), ThreadPoolExecutor(max_workers=jobs) as pool:  # one tour per folder
-        futures = {pool.submit(run_one, s, preset, root, threads, runs): s for s in systems}
+        futures = {pool.submit(run_one, s, preset, root, threads, runs, llm): s for s in systems}
         try:
             for f in as_completed(futures):
                 o = f.result()

@@ -1,11 +1,13 @@
 """The `devops_gym` run's config: which tasks (the built-here suite or a Terminal-Bench folder),
-which agents, the runner's limits, the LLM agent's model and budget, and the parallelism."""
+which agents, the runner's limits, the LLM agent's budget (its model is the run's: `--llm`), and the
+parallelism."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_seconds
 from iclr26.devops_gym.task import CATEGORIES
 
@@ -19,6 +21,8 @@ LANGUAGES = ("java", "go", "python")
 class DevOpsConfig:
     """Everything the run uses; the defaults are the README's bench (every task, every agent)."""
 
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
+
     tasks: str = "builtin"
     """builtin (the suite written into the run folder's tasks/), or a folder of Terminal-Bench tasks"""
     categories: tuple[str, ...] = CATEGORIES
@@ -31,10 +35,6 @@ class DevOpsConfig:
     """at most this many tasks per category, in task-id order (0: all)"""
     agents: tuple[str, ...] = AGENTS
     """agents to run; oracle and null are printed in every table"""
-    llm: str = "embedded"
-    """the llm agent's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
-    llm_path: str = ""
-    """the llm agent's model file or name (empty: the backend's default)"""
     llm_tasks: int = 0
     """tasks the llm agent runs, spread over the categories (0: all selected tasks)"""
     max_steps: int = 10
@@ -71,7 +71,6 @@ class DevOpsConfig:
             check_in("agents", a, AGENTS)
         if not self.categories or not self.agents:
             raise ConfigError("categories and agents must each name at least one")
-        check_in("llm", self.llm, ("embedded", "http", "transformers"))
         check_in("backend", self.backend, ("process", "ray"))
         check_in("runner", self.runner, ("local", "docker"))
         for name in ("per_category", "llm_tasks", "history_turns", "seed"):

@@ -114,7 +114,7 @@ def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
     for name in cfg.agents:
         t0 = time.perf_counter()
         if name == "llm":
-            model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
+            model = ctx.chat_model()
             agent = shell_agent(
                 model,
                 max_tokens=cfg.max_tokens,
@@ -234,9 +234,8 @@ PRESETS = preset_table(
         "command_timeout_s": 10.0,
         "agent_timeout_s": 45.0,
     },
-    # the paper's protocol: every task, a strong served model, a long step budget
+    # the paper's protocol: every task, a strong served model (--llm http), a long step budget
     paper={
-        "llm": "http",
         "max_steps": 50,
         "max_tokens": 2048,
         "history_turns": 0,

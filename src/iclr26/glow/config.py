@@ -1,12 +1,13 @@
 """The `glow` run's config: which games (a generated TextWorld suite and the user's own Jericho game
-files), which agents at which env-step budgets, the LLM that drives GLoW, ReAct and Reflexion, and
-each agent's nested settings."""
+files), which agents at which env-step budgets, and each agent's nested settings (the LLM that drives
+GLoW, ReAct and Reflexion is the run's: `--llm`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int
 from iclr26.glow.agents import GLoWConfig, ReActConfig, ReflexionConfig
 from iclr26.glow.drrn import QUICK, DRRNConfig
@@ -20,12 +21,13 @@ REFERENCE_AGENTS: tuple[str, ...] = ("oracle", "null")
 LLM_AGENTS: tuple[str, ...] = ("glow", "react", "reflexion")
 ABLATIONS: tuple[str, ...] = ("no_mar", "no_global", "no_frontier", "no_all")
 """The paper's GLoW ablations: without MAR, without W_global, without F, without all three."""
-LLM_BACKENDS = ("embedded", "http", "transformers", "auto")
 
 
 @dataclass(frozen=True)
 class GlowConfig:
     """Everything the run uses; the defaults are the README's bench."""
+
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
     suite: str = "demo"
     """generated TextWorld games (games.SUITES: smoke, demo, ablation, bench); empty: only `games`"""
@@ -41,11 +43,6 @@ class GlowConfig:
     """env steps per run of GLoW, ReAct, Reflexion, random and Go-Explore (the paper: 1,000)"""
     drrn_budget: int = 5000
     """env steps the DRRN trains for (RL agents need far more interactions: the paper's 100–800×)"""
-    llm: str = "embedded"
-    """core.llm backend of the LLM agents: embedded (SmolLM2-135M-Instruct, offline), http (an
-    OpenAI-compatible server at ICLR26_LLM_BASE_URL, e.g. GPT-4.1-mini as in the paper), transformers"""
-    llm_path: str = ""
-    """the model's name or path for the backend (empty: its default)"""
     glow: GLoWConfig = field(default_factory=GLoWConfig)
     """GLoW's settings (n = 3 rollouts, k = 5, the ablation switches)"""
     react: ReActConfig = field(default_factory=ReActConfig)
@@ -70,7 +67,6 @@ class GlowConfig:
             check_in("agents", a, AGENTS)
         for a in self.ablations:
             check_in("ablations", a, ABLATIONS)
-        check_in("llm", self.llm, LLM_BACKENDS)
         check_int("seeds", self.seeds, 1, 100)
         check_int("step_budget", self.step_budget, 1, unit="env steps")
         check_int("drrn_budget", self.drrn_budget, 1, unit="env steps")

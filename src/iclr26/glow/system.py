@@ -253,7 +253,7 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
     done = {(r["agent"], r["game"], r["seed"]) for r in runs}
     todo = [(a, p, s) for a, p, s in plan if (_run_label(a), p.stem, s) not in done]
     needs_llm = any(a in LLM_AGENTS or a in ABLATIONS for a, _, _ in todo)
-    model = ctx.chat_model(cfg.llm, cfg.llm_path or None) if needs_llm else None
+    model = ctx.chat_model() if needs_llm else None
     if todo:
         with ctx.progress("runs", len(todo)) as advance:
             for agent, path, seed in todo:
@@ -297,7 +297,7 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
             margin=round(1.96 * se, 3),
         )
     if model is not None:
-        notes.append(f"LLM agents used {model.name} through core.llm ({cfg.llm})")
+        notes.append(f"LLM agents used {model.name} through core.llm (--llm {ctx.llm_choice().label})")
     return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
 
 
@@ -308,7 +308,7 @@ PRESETS = preset_table(
     smoke={"suite": "smoke", "seeds": 1, "step_budget": 4, "drrn_budget": 100, **_LLM_SMALL},
     # the tour: the tiniest game, every agent, 2 seeds, SmolLM2 (embedded) at a 6-step budget
     demo={"suite": "smoke", "seeds": 2, "step_budget": 6, "drrn_budget": 200, **_LLM_SMALL},
-    # the paper's protocol: 1,000 env steps, 3 seeds, the ablations, a server model (llm=http)
-    paper={"step_budget": 1000, "drrn_budget": 100_000, "ablations": ABLATIONS, "llm": "http"},
+    # the paper's protocol: 1,000 env steps, 3 seeds, the ablations, a server model (--llm http)
+    paper={"step_budget": 1000, "drrn_budget": 100_000, "ablations": ABLATIONS},
 )
 SYSTEM = implemented_system("glow", presets=PRESETS, run=run)

@@ -1,10 +1,13 @@
 """The `icl_analysis` run's config: which cells to sweep (tasks × styles × shots × δ), the
-data sizes, the model, and the nested configs of the baselines' runs, APO and the trained GPT."""
+data sizes, the model's budget (the model is the run's: `--llm`), and the nested configs of the
+baselines' runs, APO and the trained GPT."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from iclr26.core.config import RUN_LLM
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.icl_analysis.apo import APOConfig
 from iclr26.icl_analysis.baselines import KINDS
@@ -12,12 +15,15 @@ from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, GPTConfig
 from iclr26.icl_analysis.prompts import STYLES
 from iclr26.icl_analysis.tasks import DELTAS, TASKS
 
-BACKENDS = ("embedded", "http", "transformers", "none")
-
 
 @dataclass(frozen=True)
 class ICLConfig:
     """Everything the run uses; defaults are the `bench` preset (CPU, the embedded SmolLM2)."""
+
+    RENAMED: ClassVar[dict[str, str]] = {
+        "model": RUN_LLM + "; model=none is now sweep=false",
+        "model_path": RUN_LLM,
+    }
 
     tasks: tuple[str, ...] = tuple(TASKS)
     """tasks to evaluate (any of the nine)"""
@@ -39,10 +45,8 @@ class ICLConfig:
     """items per OOD split (the paper: 3000)"""
     seed: int = 0
     """seed of the data, the exemplar shuffles, the salads and the trained GPT"""
-    model: str = "embedded"
-    """language model backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers, none"""
-    model_path: str = ""
-    """local checkpoint folder for backend transformers"""
+    sweep: bool = True
+    """ask the run's model (`--llm`) every cell; false: the data, the baselines and the trained GPT only"""
     max_concurrency: int = 4
     """requests in flight to an HTTP server"""
     parallel: str = "serial"
@@ -81,7 +85,6 @@ class ICLConfig:
             check_int(name, getattr(self, name), 1)
         check_int("n_ood", self.n_ood, 0)
         check_int("seed", self.seed, 0)
-        check_in("model", self.model, BACKENDS)
         check_in("parallel", self.parallel, ("serial", "ray"))
         check_interval("cpus_per_cell", self.cpus_per_cell, 0.0, closed=(False, True))
         for t in self.gpt_tasks:
@@ -95,4 +98,4 @@ class ICLConfig:
         return tuple(d for d in self.deltas if d > 0) or ()
 
 
-__all__ = ["BACKENDS", "DELTAS", "ICLConfig"]
+__all__ = ["DELTAS", "ICLConfig"]

@@ -15,7 +15,7 @@ from iclr26.catalog import implemented_system
 from iclr26.core import ClaimCheck, Report, RunContext, Table
 from iclr26.core.checkpoint import write_text_atomic
 from iclr26.core.config import with_changes
-from iclr26.core.llm import ChatModel
+from iclr26.core.llm import ChatModel, LLMChoice, Usage
 from iclr26.core.parallel import parallel_map
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.system import preset_table
@@ -101,22 +101,26 @@ def _run_cell(cfg: ICLConfig, model: ChatModel, splits: Splits, cell: Cell, apo_
     return res.as_dict()
 
 
-def _cell_job(job: tuple[ICLConfig, Cell, str, str | None]) -> dict:
-    """One cell in a Ray task: the splits rebuilt from the seed (deterministic), its own model and
-    reply cache; returns the cell's row."""
-    from iclr26.core.llm import get_chat_model
-
-    cfg, cell, cache, apo_prompt = job
-    model = get_chat_model(
-        cfg.model, cfg.model_path or None, cache=cache, max_concurrency=cfg.max_concurrency
-    )
-    return _run_cell(cfg, model, _task_splits(cfg, cell.task), cell, apo_prompt)
+def _cell_job(job: tuple[ICLConfig, LLMChoice, Cell, str, str | None]) -> tuple[dict, Usage]:
+    """One cell in a Ray task: the splits rebuilt from the seed (deterministic), the run's model
+    (`choice`) opened here with its own reply cache; returns the cell's row and what the model spent,
+    for the run's `llm_usage`."""
+    cfg, choice, cell, cache, apo_prompt = job
+    model = choice.open(cache=cache, max_concurrency=cfg.max_concurrency)
+    before = model.usage.total  # a worker's model may be shared with its earlier tasks
+    try:
+        row = _run_cell(cfg, model, _task_splits(cfg, cell.task), cell, apo_prompt)
+        return row, model.usage.total - before
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
 
 
 def _sweep(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> tuple[list[dict], float, dict]:
     """Every cell's scores (resumed from the cells already saved), the model's prompts/s, and the APO
     prompts."""
-    model = ctx.chat_model(cfg.model, cfg.model_path or None, max_concurrency=cfg.max_concurrency)
+    model = ctx.chat_model(max_concurrency=cfg.max_concurrency)
     done_dir = ctx.checkpoint_dir / "cells"
     done_dir.mkdir(exist_ok=True)
     apo_prompts: dict[str, dict] = {}
@@ -130,15 +134,17 @@ def _sweep(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> tuple[
     results, prompts, seconds = [], 0, 0.0
     if cfg.parallel == "ray":
         todo = [c for c in _cells(cfg) if not (done_dir / f"{c.key}.json").exists()]
+        choice = ctx.llm_choice()
         jobs = [
-            (cfg, c, str(done_dir / f"{c.key}.sqlite"), apo_prompts.get(c.task, {}).get("prompt"))
+            (cfg, choice, c, str(done_dir / f"{c.key}.sqlite"), apo_prompts.get(c.task, {}).get("prompt"))
             for c in todo
         ]
         with ctx.progress("model sweep (cells, Ray)", total=len(jobs)) as advance:
-            rows = parallel_map(
+            done = parallel_map(
                 _cell_job, jobs, backend="ray", num_cpus_per_task=cfg.cpus_per_cell, on_result=advance
             )
-        for cell, row in zip(todo, rows, strict=True):
+        for cell, (row, usage) in zip(todo, done, strict=True):
+            ctx.add_usage(usage)  # the worker's tokens, in results.json's llm_usage
             write_text_atomic(done_dir / f"{cell.key}.json", json.dumps(row))
             prompts += row["n"]
             seconds += row["seconds"]
@@ -224,7 +230,7 @@ def run(cfg: ICLConfig, ctx: RunContext) -> Report:
         tables.append(_baselines(cfg, splits, ctx))
     rows: list[dict] = []
     notes = []
-    if cfg.model != "none":
+    if cfg.sweep:
         llm_rows, rate, apo = _sweep(cfg, splits, ctx)
         for r in llm_rows:
             r["style"] = r["style"] + (" (shuffled)" if r["shuffle"] else "")
@@ -251,7 +257,7 @@ def run(cfg: ICLConfig, ctx: RunContext) -> Report:
             if cfg.logprobs:
                 row.append(round(r["logprob"], 1) if "logprob" in r else None)
             table_rows.append(row)
-        tables.append(Table(f"Language model ({cfg.model}): every cell", cols, table_rows))
+        tables.append(Table(f"Language model (--llm {ctx.llm_choice().label}): every cell", cols, table_rows))
     gpt_rows = _gpt(cfg, splits, ctx) if cfg.gpt_tasks else []
     if gpt_rows:
         cols = ["task", "shots", "δ", "accuracy % (punish)", "unparsed %"]
@@ -365,7 +371,7 @@ PRESETS = preset_table(
         "gpt.pool_size": 1000,
     },
     # the paper's grid: 1000 items per cell, all seven styles, up to 100 shots, every δ, shuffled too;
-    # point `model=http` at a server (ICLR26_LLM_BASE_URL) for a model of the paper's size
+    # run with --llm http (ICLR26_LLM_BASE_URL) for a model of the paper's size
     paper={
         "styles": (
             "modus_ponens",
@@ -383,7 +389,6 @@ PRESETS = preset_table(
         "n_ood": 3000,
         "reasoning_items": 1000,
         "reasoning_tokens": 1024,
-        "model": "http",
         "apo.rounds": 6,
         "apo.minibatch": 64,
         "apo.reasons": 4,

@@ -27,7 +27,7 @@ the two responses were made:
 - compare_type: edits of the human-written reference are the "human" side, so two edits make a
   `human_vs_human` pair. With a `model`, each question also gets a `human_vs_model` pair: a
   closed-book answer (no context) from that model, meant to be the embedded SmolLM2-135M-Instruct
-  (`get_chat_model("embedded")`), against the full reference, verbatim or paraphrased (an empty
+  (the run's model, `--llm embedded`), against the full reference, verbatim or paraphrased (an empty
   reply gives no pair). Its label rests on an assumption, not on
   construction: the full reference beats a 135M model's closed-book answer. Those pairs carry
   `meta["assumed"] = True` (the others False) so reports can set them apart; their model side has

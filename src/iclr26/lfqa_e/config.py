@@ -1,11 +1,14 @@
 """The `lfqa_e` run's config: the comparisons (a release file, or the set built here), which
-metrics of the five families to score, the judge model and its budgets, and the nested configs of
+metrics of the five families to score, the judges' budgets (the judge is the run's model: `--llm`),
+and the nested configs of
 the two models fine-tuned here (the evaluator and the reward model)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from iclr26.core.config import run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.lfqa_e.data import LANGUAGES
 from iclr26.lfqa_e.evaluator import EvaluatorConfig
@@ -24,13 +27,14 @@ METRICS = tuple(m for ms in FAMILIES.values() for m in ms)
 FAMILY_OF = {m: f for f, ms in FAMILIES.items() for m in ms}
 JUDGES = FAMILIES["llm_judge"] + FAMILIES["reasoning_judge"] + FAMILIES["rubric_judge"]
 TRAINED = ("reward_model", "trained_evaluator")
-BACKENDS = ("embedded", "http", "transformers")
 
 
 @dataclass(frozen=True)
 class LFQAConfig:
     """Everything the run uses; the defaults score every metric on every comparison with SmolLM2
     judging (the presets trim the judges and the fine-tuning for a CPU)."""
+
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("model", "model_path")
 
     data: str = ""
     """a release file (unified_benchmark*.json or the older X_vs_Y layout); empty: the set built here"""
@@ -41,7 +45,7 @@ class LFQAConfig:
     pairs_per_question: int = 4
     """comparisons per question in the built-here set"""
     model_answers: bool = True
-    """add SmolLM2's closed-book answers to the built-here set (human_vs_model pairs)"""
+    """add the run's model's closed-book answers to the built-here set (human_vs_model pairs)"""
     limit: int = 0
     """use this many comparisons, drawn with the seed (0: all)"""
     train_share: float = 0.5
@@ -53,10 +57,6 @@ class LFQAConfig:
     """a static metric calls a pair 'same' when its two scores differ by at most this share of the larger"""
     judge_items: int = 0
     """most test comparisons the LLM judges see (0: all); static and trained metrics see all"""
-    model: str = "embedded"
-    """judge backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
-    model_path: str = ""
-    """model file or name for the backend (empty: its default)"""
     max_concurrency: int = 4
     """judge requests in flight at once"""
     both_orders: bool = True
@@ -87,7 +87,6 @@ class LFQAConfig:
             raise ValueError("metrics must name at least one metric")
         if self.language:
             check_in("language", self.language, LANGUAGES)
-        check_in("model", self.model, BACKENDS)
         for name in ("pairs_per_question", "max_concurrency", "pairwise_tokens",
                      "reasoning_tokens", "rubric_tokens"):  # fmt: skip
             check_int(name, getattr(self, name), 1)
@@ -112,4 +111,4 @@ class LFQAConfig:
         return tuple(f for f in FAMILIES if any(FAMILY_OF[m] == f for m in self.metrics))
 
 
-__all__ = ["BACKENDS", "FAMILIES", "FAMILY_OF", "JUDGES", "METRICS", "TRAINED", "LFQAConfig"]
+__all__ = ["FAMILIES", "FAMILY_OF", "JUDGES", "METRICS", "TRAINED", "LFQAConfig"]

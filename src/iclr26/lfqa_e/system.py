@@ -53,7 +53,7 @@ def _comparisons(cfg: LFQAConfig, ctx: RunContext) -> list[Comparison]:
     if cfg.data:
         comps = load_comparisons(cfg.data, cfg.language or None)
     else:
-        model = ctx.chat_model(cfg.model, cfg.model_path or None) if cfg.model_answers else None
+        model = ctx.chat_model() if cfg.model_answers else None
         n = cfg.n_questions or len(python_topics())
         comps = build_comparisons(
             n, seed=cfg.seed, model=model, pairs_per_question=cfg.pairs_per_question,
@@ -112,7 +112,7 @@ def _score_metrics(
     records: dict[str, dict] = {}
     seconds: dict[str, float] = {}
     todo = [m for m in cfg.metrics if not (done_dir / f"{m}.json").exists()]
-    model = ctx.chat_model(cfg.model, cfg.model_path or None) if any(m in JUDGES for m in todo) else None
+    model = ctx.chat_model() if any(m in JUDGES for m in todo) else None
     static = [m for m in todo if m in STATIC_METRICS]
     if static:
         start = time.perf_counter()
@@ -373,8 +373,8 @@ PRESETS = preset_table(
     demo={"n_questions": 16, "pairs_per_question": 3, "model_answers": False, "judge_items": 4,
           "pairwise_tokens": 24, "reasoning_tokens": 96, "rubric_tokens": 48, "n_boot": 200,
           "evaluator.steps": 15, "reward.steps": 15, "evaluator.max_length": 160, "reward.max_length": 160},
-    # the paper's scale: point `data` at unified_benchmark.json and `model=http` at a judge server
-    paper={"model": "http", "reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
+    # the paper's scale: point `data` at unified_benchmark.json and `--llm http` at a judge server
+    paper={"reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
            "reward.steps": 2000, "evaluator.max_length": 512, "reward.max_length": 512},
 )  # fmt: skip
 SYSTEM = implemented_system("lfqa_e", presets=PRESETS, run=run)

@@ -1,11 +1,12 @@
 """The `liveweb_ie` run's config: which sites, queries and pages, which methods, the drift versions
-evaluated, and the model's budget."""
+evaluated, and the model's budget (the model is the run's: `--llm`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int
 from iclr26.liveweb_ie.release import TYPES
 from iclr26.liveweb_ie.sites import SITE_KEYS
@@ -19,6 +20,8 @@ LLM_METHODS = ("cot", "reflexion", "autoscraper", "vgs")
 @dataclass(frozen=True)
 class LiveWebConfig:
     """Everything the run uses; the defaults are the README's bench."""
+
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
     release: str = ""
     """empty: our generated sites; else the folder of a LiveWeb-IE release (dataset.json ...) to load and
@@ -37,10 +40,6 @@ class LiveWebConfig:
     (and content); 4: layout v3"""
     methods: tuple[str, ...] = METHODS
     """the methods to run (the table also prints the paper's rows)"""
-    llm: str = "embedded"
-    """the model's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
-    llm_path: str = ""
-    """the model file or name (empty: the backend's default)"""
     max_tokens: int = 96
     """reply length of one model call, tokens"""
     html_chars: int = 3000
@@ -76,7 +75,6 @@ class LiveWebConfig:
             raise ConfigError(f"versions must be ints >= 0, got {self.versions!r}")
         if list(self.versions) != sorted(set(self.versions)):
             raise ConfigError(f"versions must be increasing without repeats, got {self.versions!r}")
-        check_in("llm", self.llm, ("embedded", "http", "transformers"))
         for name in ("records_per_type", "pages_per_group", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_tokens", self.max_tokens, 16)

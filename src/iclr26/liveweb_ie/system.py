@@ -83,7 +83,7 @@ def _methods(
 ) -> tuple[list[Any], dict[str, Any]]:
     from iclr26.liveweb_ie.baselines import AutoScraperLLM, CoT, Oracle, Reflexion, RuleBased
 
-    model = ctx.chat_model(cfg.llm, cfg.llm_path or None) if set(cfg.methods) & set(LLM_METHODS) else None
+    model = ctx.chat_model() if set(cfg.methods) & set(LLM_METHODS) else None
     common = {"max_tokens": cfg.max_tokens, "prefill": cfg.prefill, "seed": cfg.seed}
     out: list[Any] = []
     for name in cfg.methods:
@@ -342,7 +342,6 @@ PRESETS = preset_table(
     },
     # the paper's protocol: every query, every page, a strong served model, no prefilled formats
     paper={
-        "llm": "http",
         "records_per_type": 0,
         "pages_per_group": 0,
         "max_tokens": 1024,

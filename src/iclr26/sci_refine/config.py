@@ -1,12 +1,14 @@
 """The `sci_refine` run's config: the questions and corpus (the built-here set, or files by path), the
-rows of the paper's build-up table, the LLM, and each part's nested settings (retrieval, passage
+rows of the paper's build-up table, the LLM calls' budgets (the model is the run's: `--llm`), and each
+part's nested settings (retrieval, passage
 filter, Monitor stack, explicit RAG, refinement)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.sci_refine.explicit_rag import ExplicitRAGConfig
 from iclr26.sci_refine.loaders import FORMATS
@@ -17,7 +19,6 @@ from iclr26.sci_refine.retrieval import FilterConfig, RetrieverConfig
 ROWS: tuple[str, ...] = ("baseline", "explicit_rag", "monitor", "querier", "injector", "hsr", "qair")
 """the paper's build-up, each row adding one part: no retrieval; the model's own search tool; the
 Monitor (window as query, passages verbatim); + Querier; + Injector; + HSR; + QAIR"""
-LLM_BACKENDS = ("embedded", "http", "transformers", "auto")
 JUDGES = ("rule", "llm")
 
 
@@ -25,6 +26,8 @@ JUDGES = ("rule", "llm")
 class SciRefineConfig:
     """Everything the run uses; the defaults are the paper's protocol on the built-here set (the
     `bench` preset sizes it for SmolLM2 on 2 cores)."""
+
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
     rows: tuple[str, ...] = ROWS
     """build-up rows to run (see ROWS); every row answers the same questions"""
@@ -45,11 +48,6 @@ class SciRefineConfig:
     """share of built-here questions that need a fact from the corpus"""
     seed: int = 0
     """seeds the built-here set and every model call"""
-    llm: str = "embedded"
-    """core.llm backend: embedded (SmolLM2-135M-Instruct, offline), http (an OpenAI-compatible server at
-    ICLR26_LLM_BASE_URL), transformers"""
-    llm_path: str = ""
-    """the model's name or path for the backend (empty: its default)"""
     max_tokens: int = 384
     """completion tokens of one reasoning call (both streams of a monitored call together)"""
     temperature: float = 0.5
@@ -84,7 +82,6 @@ class SciRefineConfig:
         check_int("n_distractors", self.n_distractors, 0)
         check_interval("retrieval_fraction", self.retrieval_fraction, 0.0, 1.0)
         check_int("seed", self.seed, 0)
-        check_in("llm", self.llm, LLM_BACKENDS)
         check_int("max_tokens", self.max_tokens, 1)
         check_interval("temperature", self.temperature, 0.0, 2.0)
         check_in("judge", self.judge, JUDGES)

@@ -287,7 +287,7 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
         # one cache per row: rows repeat each other's requests (same prompts and seeds), and a hit
         # costs no tokens, so a shared cache would make later rows look cheaper than they are
         models = {
-            row: ctx.chat_model(cfg.llm, cfg.llm_path or None, cache_name=f"llm-cache-{row}.sqlite")
+            row: ctx.chat_model(cache_name=f"llm-cache-{row}.sqlite")
             for row in dict.fromkeys(r for r, _ in todo)
         }
         searches = {
@@ -305,7 +305,8 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
                 append_log(answers_file, record)
                 answers.append(record)
                 advance(1)
-        notes.append(f"LLM calls through core.llm ({cfg.llm}: {next(iter(models.values())).name})")
+        name = next(iter(models.values())).name
+        notes.append(f"LLM calls through core.llm (--llm {ctx.llm_choice().label}: {name})")
     buildup = _buildup_table(answers, cfg.rows)
     ctx.log(f"{buildup.title}\n{markdown_table(buildup.columns, buildup.rows)}")
     tables = [buildup, _grader_check(questions)]
@@ -385,10 +386,9 @@ PRESETS = preset_table(
         "refine.eval_max_tokens": 24,
         "refine.select_max_tokens": 12,
     },
-    # the paper's protocol: a server model, 5 proposers, 150 steps, the written Monitor verdict, the
-    # passage filter (pass the authors' HLE file as data=)
+    # the paper's protocol: a server model (--llm http), 5 proposers, 150 steps, the written Monitor
+    # verdict, the passage filter (pass the authors' HLE file as data=)
     paper={
-        "llm": "http",
         "n_questions": 200,
         "max_tokens": 8192,
         "filter_passages": True,

@@ -1,11 +1,12 @@
 """The `scienceboard` run's config: which tasks and domains, which agents, the observation mode, and
-the model's budget."""
+the model's budget (the model is the run's: `--llm`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_seconds
 
 DOMAINS = ("algebra", "biochemistry", "gis", "astronomy", "documents")
@@ -24,6 +25,8 @@ set-of-mark screenshot (numbered boxes on the tree's elements, with the tagged t
 class ScienceBoardConfig:
     """Everything the run uses; the defaults are the README's bench."""
 
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
+
     tasks: str = "builtin"
     """builtin: the built-here task set; else a folder (or file) of the authors' task files, loaded and
     mapped onto our apps (the mapping table; their tasks need the authors' data to run)"""
@@ -41,10 +44,6 @@ class ScienceBoardConfig:
     observation: str = "a11y_tree"
     """what the model sees: a11y_tree, screenshot, screenshot_a11y_tree, set_of_marks, textual (the
     terminal's text: GRASS only). Text-only models (SmolLM2) need a11y_tree"""
-    llm: str = "embedded"
-    """the model's backend: embedded (SmolLM2-135M), http (ICLR26_LLM_BASE_URL), transformers"""
-    llm_path: str = ""
-    """the model file or name (empty: the backend's default)"""
     max_tokens: int = 96
     """reply length of one model call, tokens"""
     prefill: bool = True
@@ -80,7 +79,6 @@ class ScienceBoardConfig:
         if not self.domains or not self.agents:
             raise ConfigError("domains and agents must each name at least one")
         check_in("observation", self.observation, OBSERVATIONS)
-        check_in("llm", self.llm, ("embedded", "http", "transformers"))
         for name in ("per_domain", "llm_per_domain", "max_steps", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_tokens", self.max_tokens, 16)

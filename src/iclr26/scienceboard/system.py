@@ -25,7 +25,6 @@ from iclr26.agents import (
 )
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
-from iclr26.core.errors import UserError
 from iclr26.core.jsonfile import append_log
 from iclr26.core.records import markdown_table
 from iclr26.core.system import preset_table
@@ -87,10 +86,18 @@ def _mapping(cfg: ScienceBoardConfig) -> Report:
     return Report(tables=[table, why])
 
 
+def _needs_images(cfg: ScienceBoardConfig) -> str:
+    """What needs a model that sees images ("" when nothing does): the screenshot observation."""
+    screenshot = cfg.observation == "screenshot"
+    return "observation=screenshot (use a11y_tree for a text model)" if screenshot else ""
+
+
 def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
     """Run every configured agent over the selected tasks on the desktop and tabulate."""
     if cfg.tasks != "builtin":
         return _mapping(cfg)
+    if "llm" in cfg.agents and _needs_images(cfg):
+        ctx.require_images(_needs_images(cfg))  # before the oracle and null rows, not after them
     from iclr26.scienceboard.desktop import Desktop
     from iclr26.scienceboard.env import GUI_PARSER, ScienceBoardEnv
 
@@ -151,12 +158,7 @@ def _agent_factory(cfg: ScienceBoardConfig, ctx: RunContext, name: str, by_id: d
     if name == "null":
         null = NullAgent()
         return lambda task: null
-    model = ctx.chat_model(cfg.llm, cfg.llm_path or None)
-    if cfg.observation == "screenshot" and not model.supports_images:
-        raise UserError(
-            f"observation=screenshot needs a model that reads images; {model.name} reads text "
-            "(use a11y_tree, or a served vision model with llm=http)"
-        )
+    model = ctx.chat_model(images=_needs_images(cfg))
 
     def agent_for(task: BuiltTask) -> LLMAgent:
         return LLMAgent(
@@ -271,9 +273,8 @@ PRESETS = preset_table(
     smoke={"per_domain": 1, "agents": ("oracle", "null"), "figures": False},
     # the tour: one task per domain, oracle and null; SmolLM2 reading the accessibility tree on GIS
     demo={"per_domain": 1, "max_steps": 2, "llm_domains": ("gis",)},
-    # the paper's setting: a served vision model with screenshot and tree, longer replies
+    # the paper's setting: a served vision model (--llm http) with screenshot and tree, longer replies
     paper={
-        "llm": "http",
         "observation": "screenshot_a11y_tree",
         "max_tokens": 1024,
         "a11y_chars": 12000,

@@ -1,12 +1,13 @@
 """The `spatial_dise` run's config: which items to generate (the bench and the training splits),
-which models answer them (random, the pixel heuristics, the option scorer trained here, a VLM
-server when one is set), and the scorer's nested training config."""
+which models answer them (random, the pixel heuristics, the option scorer trained here, the
+run's model when it sees images: `vlm_row` with `--llm http`), and the scorer's nested training config."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import RUN_LLM, ConfigError
 from iclr26.core.validation import check_in, check_int
 from iclr26.spatial_dise.render import RENDERERS
 from iclr26.spatial_dise.scorer import ScorerConfig
@@ -15,12 +16,16 @@ from iclr26.spatial_dise.tasks import TASKS, check_tasks
 BASELINES = ("random", "pixel_similarity", "least_similar", "odd_one_out", "medoid", "most_ink", "least_ink")
 """The heuristic rows: random choice, and six pixel heuristics (three pairs of opposites) that expose
 weak distractors: a heuristic far from chance, either way, says the options give the answer away."""
-VLM_BACKENDS = ("", "http", "embedded", "transformers")
 
 
 @dataclass(frozen=True)
 class SpatialConfig:
     """Everything the run uses; the defaults are the README's bench (559 items, the 12K splits)."""
+
+    RENAMED: ClassVar[dict[str, str]] = {
+        "vlm": "set vlm_row=true for the VLM row, and " + RUN_LLM,
+        "vlm_path": RUN_LLM,
+    }
 
     bench_items: int = 559
     """items in the generated bench: 559 uses the paper's size and our per-task counts
@@ -47,11 +52,9 @@ class SpatialConfig:
     """heuristic rows to score"""
     scorer: ScorerConfig = field(default_factory=ScorerConfig)
     """the small CNN option scorer trained on the training split (the paper fine-tunes Qwen2.5-VL-7B)"""
-    vlm: str = ""
-    """a VLM through core.llm: http (an OpenAI-compatible vision server at ICLR26_LLM_BASE_URL, e.g.
-    vLLM with Qwen2.5-VL); empty: no VLM row (none ships offline)"""
-    vlm_path: str = ""
-    """the served model's name or path for the backend (empty: its default)"""
+    vlm_row: bool = False
+    """score the run's model on the bench (the VLM row): it must see images, so run with --llm http and
+    a vision server at ICLR26_LLM_BASE_URL, e.g. vLLM with Qwen2.5-VL (none ships offline)"""
     vlm_items: int = 0
     """most bench items the VLM answers (0: all)"""
     vlm_tokens: int = 16
@@ -71,7 +74,6 @@ class SpatialConfig:
             raise ConfigError("train_tasks must name at least one task")
         for b in self.baselines:
             check_in("baselines", b, BASELINES)
-        check_in("vlm", self.vlm, VLM_BACKENDS)
         check_in("renderer", self.renderer, RENDERERS)
         if self.train_items and not self.val_items:
             raise ConfigError("the scorer needs a validation split: set val_items > 0 (or train_items=0)")

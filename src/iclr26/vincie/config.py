@@ -4,8 +4,9 @@ proxy-task, training and sampler configs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from iclr26.core.config import ConfigError
+from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int
 from iclr26.vincie.editing import SamplerConfig
 from iclr26.vincie.model import ModelConfig
@@ -29,6 +30,8 @@ BACKENDS = ("serial", "ray")
 class VincieConfig:
     """Everything the run uses; the defaults are the `bench` preset (the README figures)."""
 
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm_backend")
+
     seed: int = 0
     """seed of the models, the training videos and the benchmark sessions"""
     methods: tuple[str, ...] = (
@@ -45,11 +48,10 @@ class VincieConfig:
     """train on sessions from this folder's annotation.json (iclr26.vincie.video.load_sessions)
     instead of videos made here"""
     judge: str = "scene"
-    """scene (deterministic, knows the target scene) or llm (a vision chat model, llm_backend)"""
-    llm_backend: str = "auto"
-    """core.llm backend for judge=llm and paraphrase"""
+    """scene (deterministic, knows the target scene) or llm (the run's model, `--llm`: it must see
+    images, so a vision server with --llm http)"""
     paraphrase: bool = False
-    """reword the benchmark's template instructions through the chat model (llm_backend)"""
+    """reword the benchmark's template instructions through the run's model (`--llm`)"""
     model: ModelConfig = field(default_factory=lambda: ModelConfig(width=72, heads=2))
     """the session transformer (every learned method uses the same size)"""
     proxy: ProxyConfig = field(default_factory=ProxyConfig)

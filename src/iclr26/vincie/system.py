@@ -139,13 +139,18 @@ def _train_one(
     return {k: v.cpu() for k, v in net.state_dict().items()}, losses, seconds
 
 
+JUDGE_NEEDS = "the LLM judge (judge=llm)"
+
+
 def run(cfg: VincieConfig, ctx: RunContext) -> Report:
     """Train the learned methods (resumable), edit the benchmark sessions, judge, tabulate, draw."""
     torch.set_num_threads(cfg.threads)
     info = init_distributed(cfg.device)
+    if cfg.judge == "llm":
+        ctx.require_images(JUDGE_NEEDS)  # before the training, not after it
     sessions = bench_sessions(cfg)
     if cfg.paraphrase:
-        chat = ctx.chat_model(cfg.llm_backend)
+        chat = ctx.chat_model()
         for s in sessions:
             worded = [paraphrase(t, chat) for t in s.instructions]
             s.instructions = [
@@ -157,7 +162,7 @@ def run(cfg: VincieConfig, ctx: RunContext) -> Report:
         if cfg.train_folder
         else None
     )
-    llm = LLMJudge(ctx.chat_model(cfg.llm_backend)) if cfg.judge == "llm" else None
+    llm = LLMJudge(ctx.chat_model(images=JUDGE_NEEDS)) if cfg.judge == "llm" else None
 
     learned = [
         m for m in LEARNED if m in cfg.methods or (m == "vincie" and "vincie_image_only" in cfg.methods)

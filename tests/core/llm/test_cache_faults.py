@@ -193,17 +193,17 @@ def test_resuming_a_run_folder_with_another_model_is_refused(tmp_path, monkeypat
     with serve(Switchable) as url:
         monkeypatch.setenv("ICLR26_LLM_BASE_URL", url)
         monkeypatch.delenv("ICLR26_LLM_MODEL", raising=False)
-        ctx = RunContext(tmp_path)
-        ctx.chat_model("http").chat(Q)
+        ctx = RunContext(tmp_path)  # --llm auto: the server, as ICLR26_LLM_BASE_URL is set
+        ctx.chat_model().chat(Q)
         ctx.close_models()
-        assert json.loads((tmp_path / RUN_MODELS_FILE).read_text()) == {"http": "http:model-a"}
+        assert json.loads((tmp_path / RUN_MODELS_FILE).read_text()) == {"run": "http:model-a"}
         resumed = RunContext(tmp_path)
-        resumed.chat_model("http").close()  # the same model: resumes
+        resumed.chat_model().close()  # the same model: resumes
         Switchable.served[0] = "model-b"
         with pytest.raises(
-            UserError, match=r"made with the model 'http:model-a' \(http\).*'http:model-b'"
+            UserError, match=r"made with the model 'http:model-a' \(run\).*'http:model-b'"
         ) as e:
-            RunContext(tmp_path).chat_model("http")
+            RunContext(tmp_path).chat_model()
         assert e.value.exit_code == 2 and "\n" not in str(e.value)
 
 

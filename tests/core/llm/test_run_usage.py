@@ -18,7 +18,7 @@ class AskConfig:
 
 
 def run_ask(cfg: AskConfig, ctx: RunContext) -> Report:
-    model = ctx.chat_model("embedded")
+    model = ctx.chat_model()
     rows = []
     for i in range(cfg.questions):
         [c] = model.chat([{"role": "user", "content": f"What is {i} times 2?"}], max_tokens=8)
@@ -37,13 +37,13 @@ ASK = System(
 
 
 def test_usage_in_results_and_resume_from_the_cache(tmp_path):
-    record, run_dir = run_system(ASK, "smoke", out=tmp_path / "run")
+    record, run_dir = run_system(ASK, "smoke", out=tmp_path / "run", llm="embedded")
     u = load_record(run_dir).llm_usage
     assert (
         u["calls"] == 3 and u["cached_calls"] == 0 and u["completion_tokens"] > 0 and u["prompt_tokens"] > 0
     )
     assert (run_dir / "llm-cache.sqlite").exists()
     assert "Language model: 3 calls" in (run_dir / "report.md").read_text()
-    again, _ = run_system(ASK, "smoke", out=run_dir)  # a rerun on the same folder asks nothing
+    again, _ = run_system(ASK, "smoke", out=run_dir, llm="embedded")  # a rerun asks nothing
     assert again.llm_usage["cached_calls"] == 3 and again.llm_usage["total_tokens"] == 0
     assert again.report.tables[0].rows == record.report.tables[0].rows

@@ -11,7 +11,6 @@ Backends:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from iclr26.core.errors import UserError
@@ -26,6 +25,7 @@ from iclr26.core.llm.base import (
     TokenLogprob,
 )
 from iclr26.core.llm.cache import CachedChatModel, ResponseCache
+from iclr26.core.llm.choice import LLM_CHOICES, LLMChoice, resolve_llm
 from iclr26.core.llm.embedded import EmbeddedChatModel, shared_embedded_model, smollm2_gguf_path
 from iclr26.core.llm.http import OpenAIChatModel
 from iclr26.core.llm.images import has_images, image_part, text_part, user_message
@@ -50,30 +50,20 @@ def get_chat_model(
     """
     if backend not in BACKENDS:
         raise UserError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
-    if backend == "auto":
-        backend = "http" if os.environ.get("ICLR26_LLM_BASE_URL") else "embedded"
-    model: ChatModel
-    if backend == "http":
-        model = OpenAIChatModel.from_env(
-            **({} if max_concurrency is None else {"max_concurrency": max_concurrency})
-        )
-    elif backend == "embedded":
-        model = shared_embedded_model()  # one llama.cpp server per process
-    else:
-        if not path:
-            raise UserError("backend 'transformers' needs path=<local checkpoint folder>")
-        from iclr26.core.llm.hf import TransformersChatModel
-
-        model = TransformersChatModel(path)
-    return CachedChatModel(model, ResponseCache(cache)) if cache is not None else model
+    if backend == "transformers" and not path:
+        raise UserError("backend 'transformers' needs path=<local checkpoint folder>")
+    spec = f"hf:{path}" if backend == "transformers" else backend
+    return resolve_llm(spec).open(cache=cache, max_concurrency=max_concurrency)
 
 
 __all__ = [
     "BACKENDS",
+    "LLM_CHOICES",
     "CachedChatModel",
     "ChatModel",
     "Completion",
     "EmbeddedChatModel",
+    "LLMChoice",
     "LLMConnectionError",
     "LLMError",
     "LLMUnsupported",
@@ -89,6 +79,7 @@ __all__ = [
     "get_chat_model",
     "has_images",
     "image_part",
+    "resolve_llm",
     "shared_embedded_model",
     "smollm2_gguf_path",
     "text_part",

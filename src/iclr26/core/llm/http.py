@@ -8,11 +8,13 @@ import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from iclr26.core.errors import UserError
 from iclr26.core.llm.base import LLMConnectionError, LLMError, OpenAIWireModel, sse_chunks
+from iclr26.core.llm.choice import without_credentials
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -58,6 +60,9 @@ class OpenAIChatModel(OpenAIWireModel):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        parts = urlsplit(base_url)  # a user:password@ in the URL is sent as basic auth, never shown
+        auth = (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
+        base_url = without_credentials(base_url)
         self.base_url = base_url
         self.url = _chat_url(base_url)
         self.model = model
@@ -71,13 +76,16 @@ class OpenAIChatModel(OpenAIWireModel):
         self._identity: str | None = None
         self._identity_lock = threading.Lock()
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._client = httpx.Client(timeout=timeout, headers=headers, auth=None if api_key else auth)
 
     @classmethod
-    def from_env(cls, **kwargs: Any) -> OpenAIChatModel:
+    def from_env(
+        cls, *, base_url: str | None = None, model: str | None = None, **kwargs: Any
+    ) -> OpenAIChatModel:
         """Build from ICLR26_LLM_BASE_URL, ICLR26_LLM_MODEL, ICLR26_LLM_API_KEY and
-        ICLR26_LLM_MAX_CONCURRENCY (default 8)."""
-        base = os.environ.get("ICLR26_LLM_BASE_URL")
+        ICLR26_LLM_MAX_CONCURRENCY (default 8); `base_url` and `model` take the place of the first
+        two (a run's resolved choice, in a worker whose environment may lack them)."""
+        base = base_url or os.environ.get("ICLR26_LLM_BASE_URL")
         if not base:
             raise UserError("ICLR26_LLM_BASE_URL is not set (e.g. http://127.0.0.1:8000/v1)")
         conc = os.environ.get("ICLR26_LLM_MAX_CONCURRENCY")
@@ -85,7 +93,8 @@ class OpenAIChatModel(OpenAIWireModel):
             if not conc.isdigit() or int(conc) < 1:
                 raise UserError(f"ICLR26_LLM_MAX_CONCURRENCY must be a positive integer, got {conc!r}")
             kwargs["max_concurrency"] = int(conc)
-        return cls(base, os.environ.get("ICLR26_LLM_MODEL"), os.environ.get("ICLR26_LLM_API_KEY"), **kwargs)
+        name = model or os.environ.get("ICLR26_LLM_MODEL")
+        return cls(base, name, os.environ.get("ICLR26_LLM_API_KEY"), **kwargs)
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

@@ -76,8 +76,11 @@ def run_system(
     out: Path | str | None = None,
     runs_root: Path | str = "runs",
     console: Console | None = None,
+    jobs: int = 1,
+    parallel: str = "process",
 ) -> tuple[RunRecord, Path]:
-    """Run `system` at `preset` with `overrides`; write results.json and report.md.
+    """Run `system` at `preset` with `overrides`; write results.json and report.md. A system that runs
+    a study runs `jobs` of its cells at once, in processes or (`parallel="ray"`) on Ray.
 
     `out` names the run folder explicitly; running again with the same `out` lets the system
     resume from the checkpoints it left there. The folder is locked for the run: a second run into it
@@ -93,6 +96,8 @@ def run_system(
             "implemented yet, so there is nothing to run"
         )
     console = console or Console()
+    if parallel not in ("process", "ray") or isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"--jobs must be >= 1 and --parallel process or ray, got {jobs!r} and {parallel!r}")
     config = system.config(preset, overrides)  # ConfigError names the bad field
     if isinstance(getattr(config, "device", None), str):
         resolve_device(config.device)  # a missing GPU is a one-line error before any work
@@ -116,13 +121,19 @@ def run_system(
     try:
         if out is not None:
             _check_resumable(run_dir, system.name, preset, config_to_dict(config))
-        return _run_in(system, preset, config, run_dir, console)
+        return _run_in(system, preset, config, run_dir, console, jobs, parallel)
     finally:
         lock.release()
 
 
 def _run_in(
-    system: System, preset: str, config: Any, run_dir: Path, console: Console
+    system: System,
+    preset: str,
+    config: Any,
+    run_dir: Path,
+    console: Console,
+    jobs: int = 1,
+    parallel: str = "process",
 ) -> tuple[RunRecord, Path]:
     """Run `system` in the locked `run_dir`, keeping its record up to date (see `run_system`)."""
     seed = getattr(config, "seed", None)
@@ -140,7 +151,7 @@ def _run_in(
         claim=system.claim,
     )
     save_record(run_dir, record)
-    ctx = RunContext(out_dir=run_dir, console=console)
+    ctx = RunContext(out_dir=run_dir, console=console, jobs=jobs, parallel=parallel)
     console.rule(f"[bold]{system.name}[/] · preset {preset} · {run_dir}")
     start = time.perf_counter()
     try:

@@ -39,6 +39,8 @@ class RunContext:
     out_dir: Path
     console: Console = field(default_factory=Console)
     models: list[tuple[Any, Any]] = field(default_factory=list)  # (model, its usage when made)
+    jobs: int = 1  # cells of a study run at once (`--jobs`; `core.study.run_study`)
+    parallel: str = "process"  # where they run: "process" (a pool of `jobs`) or "ray" (`--parallel`)
 
     def chat_model(
         self,

@@ -297,3 +297,16 @@ def test_a_failing_cell_in_a_pool_keeps_what_finished_and_raises(tmp_path):
     assert ("base", "u1") not in done and ("ours", "u0") in done
     result = run_study(toy_study(), RunContext(out_dir=tmp_path), jobs=2)  # the resume runs the rest
     assert len(result.cells) == 20 and result.checks[0].verdict == "held"
+
+
+def test_ray_cells_give_the_ledger_of_one_process(tmp_path):
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        run_study(toy_study(), ctx_in(tmp_path / "one"))
+        on_ray = run_study(toy_study(), ctx_in(tmp_path / "ray"), parallel="ray")
+    finally:
+        ray.shutdown()
+    key = lambda r: (r["arm"], r["unit"])  # noqa: E731
+    assert sorted(ledger(tmp_path / "ray"), key=key) == sorted(ledger(tmp_path / "one"), key=key)
+    assert on_ray.checks[0].verdict == "held"

@@ -113,6 +113,7 @@ class Study:
     config: Any = None
     seed: int = 0
     views: Callable[[StudyResult, RunContext], Report] | None = None
+    unit_major: bool = False  # cells run unit after unit (seed after seed), not arm after arm
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.arms]
@@ -148,7 +149,9 @@ class Study:
         return next(a for a in self.arms if a.name == name)
 
     def cells(self) -> list[tuple[Arm, Unit]]:
-        """Every (arm, unit), arm-major: the order cells run in with jobs=1."""
+        """Every (arm, unit) in the order they run with jobs=1: arm-major, or unit-major."""
+        if self.unit_major:
+            return [(a, u) for u in self.units for a in self.arms]
         return [(a, u) for a in self.arms for u in self.units]
 
     def config_hash(self) -> str:

@@ -310,3 +310,23 @@ def test_ray_cells_give_the_ledger_of_one_process(tmp_path):
     key = lambda r: (r["arm"], r["unit"])  # noqa: E731
     assert sorted(ledger(tmp_path / "ray"), key=key) == sorted(ledger(tmp_path / "one"), key=key)
     assert on_ray.checks[0].verdict == "held"
+
+
+def test_bad_jobs_or_parallel_is_a_one_line_error(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    import iclr26.catalog as catalog
+    import iclr26.cli as cli
+    from tests.core.toy_system import TOY
+
+    real = catalog.get_system
+    monkeypatch.setattr(cli, "get_system", lambda name: TOY if name == "toy" else real(name))
+    runner = CliRunner()
+    res = runner.invoke(
+        cli.app, ["run", "toy", "--preset", "smoke", "--parallel", "mpi", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 2 and "--parallel process or ray" in " ".join(res.output.split())
+    res = runner.invoke(cli.app, ["run", "toy", "--preset", "smoke", "--jobs", "0", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "--jobs" in res.output
+    res = runner.invoke(cli.app, ["run", "toy", "--preset", "smoke", "--jobs", "2", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output

@@ -199,7 +199,9 @@ def _views(cfg: PICSystemConfig, result: StudyResult, ctx: RunContext) -> Report
     order = {d: i for i, d in enumerate(cfg.datasets)}
     trained = {k: v for k, v in results.items() if k[1] in cfg.algorithms}
     trained = dict(sorted(trained.items(), key=lambda kv: (order[kv[0][0]], cfg.algorithms.index(kv[0][1]))))
+    floor_names = [f.name for f in FLOORS]
     floors = {k: v for k, v in results.items() if k[1] not in cfg.algorithms}
+    floors = dict(sorted(floors.items(), key=lambda kv: (order[kv[0][0]], floor_names.index(kv[0][1]))))
     return _report(cfg, ctx, trained, floors)
 
 

@@ -3,6 +3,7 @@ of the one claim rule on data whose outcome is known, and a failing oracle or pa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -85,7 +86,7 @@ SLOW_STUDY = textwrap.dedent(
     from tests.core.test_study import toy_study, noisy_measure
 
     def slow(arm, unit, ctx):
-        time.sleep(0.05)
+        time.sleep(60 if arm.name == "null" else 0.05)  # the last arm's cells outlast the test
         return noisy_measure(arm, unit, ctx)
 
     with stop_on_signals():
@@ -109,14 +110,20 @@ def cells_so_far(out: Path) -> int:
 @pytest.mark.parametrize(("sig", "jobs"), [(signal.SIGKILL, 1), (signal.SIGTERM, 2)])
 def test_a_killed_run_resumes_to_the_uninterrupted_ledger(tmp_path, sig, jobs):
     """A real run killed mid-way (SIGKILL: no cleanup at all; SIGTERM with 2 workers: they stop their
-    cells) resumes, running only what was missing, to the ledger of an uninterrupted run."""
+    cells at once, the minute-long ones too) resumes, running only what was missing, to the ledger of
+    an uninterrupted run."""
     run_study(toy_study(), ctx_in(tmp_path / "whole"))
     proc = start_slow(tmp_path / "killed", jobs)
-    wait_until(lambda: cells_so_far(tmp_path / "killed") >= 3, 60, "three cells recorded")
-    os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
-    assert proc.wait(timeout=30) != 0
-    if sig == signal.SIGTERM:  # the run told its workers to stop: none is left behind
-        wait_until(lambda: not _children_alive(proc.pid), 10, "the workers to exit")
+    try:
+        wait_until(lambda: cells_so_far(tmp_path / "killed") >= 3, 60, "three cells recorded")
+        os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
+        assert proc.wait(timeout=30) != 0
+        if sig == signal.SIGTERM:  # the run told its workers to stop: none is left behind
+            wait_until(lambda: not _children_alive(proc.pid), 10, "the workers to exit")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever a failed check left
+        proc.wait()
     done_before = cells_so_far(tmp_path / "killed")
     assert 3 <= done_before < 20
     run_study(toy_study(), RunContext(out_dir=tmp_path / "killed"))

@@ -11,8 +11,8 @@ Randomness comes from named seed streams (`SEED_STREAMS`): each is an offset add
 seed or to the level, so every arm of one seed sees the same questions and evaluation samples,
 and the held-out problems of a level are the same for every seed and arm.
 
-Finished (method, seed) runs are kept as `rl/<method>-s<seed>.json` in the run folder and reused;
-an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
+Finished (method, seed) runs are the cells of a study (`core.study`), kept in the run folder's
+`cells.jsonl` and reused; an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
 """
 
 from __future__ import annotations

@@ -119,7 +119,8 @@ def run(
     parallel: Annotated[
         str,
         typer.Option(
-            help="Where a study's cells run: process (--jobs of them) or ray (RAY_ADDRESS, else local)."
+            help="Where a study's cells run: process (--jobs of them), threads (LLM cells sharing one "
+            "model) or ray (RAY_ADDRESS, else local).",
         ),
     ] = "process",
 ) -> None:

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from iclr26.core.ledger import CELLS_FILE, LedgerError, read_cells
 from iclr26.core.records import ClaimCheck, Report, RunRecord, load_record, render_report, save_record
 from iclr26.core.study import Arm, Reference, Study, Unit, run_study
 from iclr26.core.system import RunContext
+from tests.core.llm.json_server import JSONHandler, serve
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).parents[2]
@@ -332,8 +335,60 @@ def test_bad_jobs_or_parallel_is_a_one_line_error(monkeypatch, tmp_path):
     res = runner.invoke(
         cli.app, ["run", "toy", "--preset", "smoke", "--parallel", "mpi", "--out", str(tmp_path)]
     )
-    assert res.exit_code == 2 and "--parallel process or ray" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "--parallel process, threads or ray" in " ".join(res.output.split())
     res = runner.invoke(cli.app, ["run", "toy", "--preset", "smoke", "--jobs", "0", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "--jobs" in res.output
     res = runner.invoke(cli.app, ["run", "toy", "--preset", "smoke", "--jobs", "2", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
+
+
+class _Counting(JSONHandler):
+    """A test server (not an LLM): answers each chat request after 0.3 s, reporting as prompt tokens
+    the length of the question, and counts the requests in flight at once."""
+
+    lock = threading.Lock()
+    in_flight = 0
+    most = 0
+
+    def do_POST(self):
+        body = self.read_json()
+        cls = type(self)
+        with cls.lock:
+            cls.in_flight += 1
+            cls.most = max(cls.most, cls.in_flight)
+        time.sleep(0.3)
+        with cls.lock:
+            cls.in_flight -= 1
+        question = body["messages"][-1]["content"]
+        self.send_json({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": question.upper()},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(question), "completion_tokens": 1},
+        })  # fmt: skip
+
+
+def test_llm_cells_in_threads_share_one_model_and_keep_their_own_tokens(tmp_path):
+    from iclr26.core.llm import chat_many
+    from iclr26.core.llm.http import OpenAIChatModel
+
+    with serve(_Counting) as url:
+        model = OpenAIChatModel(url, max_concurrency=8)
+
+        def ask(arm, unit, ctx):
+            q = [{"messages": [{"role": "user", "content": unit.key * k}], "max_tokens": 4} for k in (1, 2)]
+            answers = chat_many(model, q, max_concurrency=2)  # its threads count in this cell too
+            return {"chars": sum(len(a[0].text) for a in answers)}
+
+        units = [Unit(f"q{'x' * i}", i) for i in range(6)]
+        study = Study("ask", [Arm("llm")], units, ask)
+        start = time.perf_counter()
+        run_study(study, ctx_in(tmp_path / "threads"), jobs=3, parallel="threads")
+        wall = time.perf_counter() - start
+        run_study(study, ctx_in(tmp_path / "one"), jobs=1)
+    assert _Counting.most >= 4 and wall < 6 * 0.3  # cells overlapped: 6 cells × 0.3 s each, serially
+    for path in ("threads", "one"):
+        cells = read_cells(tmp_path / path / CELLS_FILE)
+        for u in units:
+            cell = cells[("llm", u.key)]
+            assert cell.metrics == {"chars": 3 * len(u.key)}
+            assert (cell.tokens["calls"], cell.tokens["prompt_tokens"]) == (2, 3 * len(u.key)), path

@@ -96,8 +96,15 @@ def run_system(
             "implemented yet, so there is nothing to run"
         )
     console = console or Console()
-    if parallel not in ("process", "ray") or isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError(f"--jobs must be >= 1 and --parallel process or ray, got {jobs!r} and {parallel!r}")
+    if (
+        parallel not in ("process", "threads", "ray")
+        or isinstance(jobs, bool)
+        or not isinstance(jobs, int)
+        or jobs < 1
+    ):
+        raise ConfigError(
+            f"--jobs must be >= 1 and --parallel process, threads or ray, got {jobs!r} and {parallel!r}"
+        )
     config = system.config(preset, overrides)  # ConfigError names the bad field
     if isinstance(getattr(config, "device", None), str):
         resolve_device(config.device)  # a missing GPU is a one-line error before any work

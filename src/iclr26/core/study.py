@@ -20,14 +20,16 @@ one rule (`core.claim.judge`) and builds the standard table: mean and interval p
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
+import functools
 import math
 import multiprocessing
 import multiprocessing.util
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -189,25 +191,21 @@ class StudyResult:
 # ------------------------------------------------------------------------------------------- cells
 
 
-def _usage_delta(before: dict | None, after: dict | None) -> dict[str, float | int] | None:
-    if not after:
-        return None
-    before = before or {}
-    delta = {k: v - before.get(k, 0) for k, v in after.items()}
-    return delta if delta.get("calls") else None
-
-
-def run_cell(study: Study, arm: Arm, unit: Unit, ctx: RunContext) -> CellRecord:
-    """Measure one cell: seed its stream, time it, and note the language-model usage it added."""
+def run_cell(study: Study, arm: Arm, unit: Unit, ctx: RunContext, *, seed_globals: bool = True) -> CellRecord:
+    """Measure one cell: seed its stream (Python, NumPy and torch's global generators: not when cells
+    share this process's threads), time it, and count the language-model usage it made (`metered`)."""
     from iclr26.core.llm.identity import model_identity
+    from iclr26.core.llm.usage import metered
 
     raise_if_interrupted()  # a pool worker told to stop starts no cell queued for it before
-    set_seed(derive_seed(study.seed, arm.name, unit.key))
-    before = ctx.llm_usage()
+    if seed_globals:
+        set_seed(derive_seed(study.seed, arm.name, unit.key))
     start = time.perf_counter()
-    metrics = dict(study.measure(arm, unit, ctx))
+    with metered() as meter:
+        metrics = dict(study.measure(arm, unit, ctx))
     wall = time.perf_counter() - start
-    tokens = _usage_delta(before, ctx.llm_usage())
+    used = meter.total
+    tokens = used.as_dict() if used.calls else None
     models = sorted({model_identity(m) for m, _ in ctx.models}) if tokens else []
     return CellRecord(
         arm.name, unit.key, metrics, unit.seed, round(wall, 3), tokens, models, study.config_hash()
@@ -243,15 +241,19 @@ def _ray_cell(study: Study, fields: dict[str, Any], i: int, j: int) -> dict[str,
         ctx.close_models()
 
 
-Parallel = Literal["process", "ray"]
+Parallel = Literal["process", "threads", "ray"]
+PARALLEL = ("process", "threads", "ray")
+"""Where cells run: `jobs` forked processes; `jobs` threads of this process, for cells that wait on a
+language-model server (they share the run's models, and each cell's tokens are still its own); Ray."""
 
 
 def run_study(
     study: Study, ctx: RunContext, *, jobs: int | None = None, parallel: Parallel | None = None
 ) -> StudyResult:
     """Run the cells of `study` not yet in the run folder's ledger, `jobs` at a time (in this process
-    for 1, else in a process pool; `parallel="ray"` on the Ray cluster `RAY_ADDRESS` names, or a local
-    one), append each to the ledger as it finishes, and judge the claims. SIGINT/SIGTERM (under
+    for 1, else in a process pool, or with `parallel="threads"` in threads sharing the run's models;
+    `parallel="ray"` on the Ray cluster `RAY_ADDRESS` names, or a local one), append each to the
+    ledger as it finishes, and judge the claims. SIGINT/SIGTERM (under
     `core.interrupt.stop_on_signals`) stop the workers; what finished stays in the ledger. For a
     measure that is deterministic given its seed, the ledger does not depend on `jobs`. `jobs` and
     `parallel` default to the run's (`iclr26 run --jobs N --parallel ray`)."""
@@ -270,10 +272,15 @@ def run_study(
         m = ", ".join(f"{k} {format_cell(v)}" for k, v in cell.metrics.items() if _scalar(v))
         ctx.log(f"{cell.arm} on {cell.unit}: {m} ({cell.wall_s:.1f} s)")
 
-    if parallel not in ("process", "ray"):
-        raise ValueError(f"parallel must be 'process' or 'ray', got {parallel!r}")
+    if parallel not in PARALLEL:
+        raise ValueError(f"parallel must be one of {PARALLEL}, got {parallel!r}")
     if parallel == "process" and jobs > 1 and len(todo) > 1:
-        _run_pool(study, ctx, todo, jobs, record)
+        fork = multiprocessing.get_context("fork")  # the study (closures too) reaches the workers as is
+        pool = ProcessPoolExecutor(jobs, mp_context=fork, initializer=_init_worker, initargs=(study, ctx))
+        _run_pool(study, ctx, todo, jobs, pool, _pool_cell, record)
+    elif parallel == "threads" and jobs > 1 and len(todo) > 1:
+        threads = ThreadPoolExecutor(jobs, thread_name_prefix="cell")
+        _run_pool(study, ctx, todo, jobs, threads, functools.partial(_thread_cell, study, ctx), record)
     elif todo:
         with ctx.progress(f"{study.name}: cells", total=len(todo)) as advance:
             if parallel == "ray":
@@ -283,7 +290,7 @@ def run_study(
                     record(run_cell(study, study.arms[i], study.units[j], ctx))
                     advance(1)
     result = _judge(study, cells, ctx)
-    if parallel == "ray" or jobs > 1:
+    if parallel == "ray" or (parallel == "process" and jobs > 1):
         spent = [cells[(study.arms[i].name, study.units[j].key)].tokens for i, j in todo]
         calls = sum(t["calls"] for t in spent if t)
         if calls:  # made in the workers: results.json's llm_usage counts this process's models only
@@ -297,34 +304,46 @@ def _run_pool(
     ctx: RunContext,
     todo: list[tuple[int, int]],
     jobs: int,
+    pool: Executor,
+    cell: Callable[[int, int], dict[str, Any]],
     record: Callable[[CellRecord], None],
 ) -> None:
-    """The cells `todo` in `jobs` forked processes, each recorded as it finishes. A cell that raises stops
-    the cells not yet started; those running finish and are recorded, then the first error is raised."""
-    fork = multiprocessing.get_context("fork")  # the study (closures too) reaches the workers as is
-    with ProcessPoolExecutor(jobs, mp_context=fork, initializer=_init_worker, initargs=(study, ctx)) as pool:
+    """The cells `todo` on `pool` (`jobs` workers), each recorded as it finishes. A cell that raises
+    stops the cells not yet started; those running finish and are recorded, then the first error is
+    raised."""
+    with pool:
         try:
-            futures = [pool.submit(_pool_cell, i, j) for i, j in todo]  # forks now, before a progress thread
+            futures = [pool.submit(cell, i, j) for i, j in todo]  # forks now, before a progress thread
             error: BaseException | None = None
             with ctx.progress(f"{study.name}: cells ({jobs} at once)", total=len(todo)) as advance:
                 for future in as_completed(futures):
                     if future.cancelled():
                         continue
                     try:
-                        cell = CellRecord(**future.result())
+                        done = CellRecord(**future.result())
                     except Exception as e:
                         if error is None:
                             error = e
                             for other in futures:
                                 other.cancel()
                         continue
-                    record(cell)
+                    record(done)
                     advance(1)
             if error is not None:
                 raise error
-        except KeyboardInterrupt:  # each worker stops its cell through its own cleanup
-            interrupt_workers(pool)
+        except KeyboardInterrupt:
+            if isinstance(pool, ProcessPoolExecutor):  # each worker stops its cell through its own cleanup
+                interrupt_workers(pool)
+            else:  # threads cannot be stopped: the cells running finish, no other starts
+                pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _thread_cell(study: Study, ctx: RunContext, i: int, j: int) -> dict[str, Any]:
+    """One cell in a thread of this process, sharing the run's models (a server's `max_concurrency`
+    bounds the requests of all cells together); the global generators are not reseeded."""
+    run = functools.partial(run_cell, study, study.arms[i], study.units[j], ctx, seed_globals=False)
+    return dataclasses.asdict(contextvars.copy_context().run(run))
 
 
 def _run_ray(

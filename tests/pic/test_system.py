@@ -24,6 +24,7 @@ def test_smoke_preset_runs_and_resumes(tmp_path):
     assert all(r[1] > 0 for r in speed.rows)  # steps/s measured for every algorithm
     assert [r[:3] for r in standard.rows][-2:] == [
         ["random", "floor (random action)", 1], ["untrained", "floor (untrained)", 1]]  # fmt: skip
+    assert standard.column("normalized_ours 95% interval") == [None] * 8  # one unit: no interval to show
     # one dataset × one seed: one pair, too few for the claim rule
     claim = record.report.claim_check
     assert (claim.method, claim.baseline, claim.verdict, claim.n) == ("pic", "td3_bc", "not tested", 1)

@@ -428,7 +428,7 @@ def _judge(study: Study, cells: dict[tuple[str, str], CellRecord], ctx: RunConte
 
 def arm_interval(values: Sequence[float], bootstrap: bool = False) -> tuple[float, float]:
     """The 95% interval of a mean over units: Wilson for a 0/1 metric, a percentile bootstrap when
-    declared, else ± 2 standard errors (a point with one unit)."""
+    declared, else ± 2 standard errors (a point with one unit, which the standard table leaves out)."""
     x = np.asarray(values, dtype=np.float64)
     if not len(x):
         return math.nan, math.nan
@@ -470,8 +470,9 @@ def standard_table(result: StudyResult) -> Table:
             vals = [float(v) for v in result.values(arm.name, m).values() if _scalar(v) and v is not None]
             vals = [v for v in vals if math.isfinite(v)]
             lo, hi = arm_interval(vals, m in boot)
+            spread = len(vals) > 1 or (vals and vals[0] in (0.0, 1.0))  # one unit: no interval, but a rate's
             row += [float(np.mean(vals)) if vals else None,
-                    f"[{format_cell(lo)}, {format_cell(hi)}]" if vals else None]  # fmt: skip
+                    f"[{format_cell(lo)}, {format_cell(hi)}]" if spread else None]  # fmt: skip
         rows.append(row)
     for ref in study.references:
         row = [ref.name, f"reference ({ref.source})", None]

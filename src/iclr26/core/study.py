@@ -216,10 +216,10 @@ _WORKER: dict[str, Any] = {}  # a pool worker's study and context, set once by `
 
 
 def _context_fields(ctx: RunContext) -> dict[str, Any]:
-    """What a worker's own RunContext copies of the run's: every field but its console and models."""
-    return {
-        f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx) if f.name not in ("console", "models")
-    }
+    """What a worker's own RunContext copies of the run's: every field but its console and what it
+    accumulates (its models, usage reported from elsewhere)."""
+    own = ("console", "models", "reported")
+    return {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx) if f.name not in own}
 
 
 def _init_worker(study: Study, ctx: RunContext) -> None:

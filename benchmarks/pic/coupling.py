@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
+from iclr26.core.ledger import CELLS_FILE, read_cells
 from iclr26.core.runner import run_system
 from iclr26.pic import SYSTEM
 
@@ -27,12 +28,12 @@ from iclr26.pic import SYSTEM
 def cell(run_dir: Path) -> dict[str, dict[str, float]]:
     """Per dataset: mean and sd over seeds of the normalized score (ours), and mean steps/s."""
     per: dict[str, list[dict]] = {}
-    for path in sorted((run_dir / "runs").glob("*.json")):
-        rec = json.loads(path.read_text())
-        per.setdefault(rec["dataset"], []).append(rec)
+    for cell in read_cells(run_dir / CELLS_FILE).values():  # the study's ledger: one record per (arm, unit)
+        if "steps_per_s" in cell.metrics:  # a trained algorithm, not a floor
+            per.setdefault(cell.unit.split("/")[0], []).append(cell.metrics)
     out = {}
     for ds, recs in per.items():
-        scores = [r["normalized"]["ours"] for r in recs]
+        scores = [r["normalized_ours"] for r in recs]
         out[ds] = {
             "mean": statistics.fmean(scores),
             "sd": statistics.stdev(scores) if len(scores) > 1 else 0.0,

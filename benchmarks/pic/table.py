@@ -26,6 +26,8 @@ def _runs(path: Path) -> list[dict]:
         cols = score_t["columns"]
         scores: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
         for row in score_t["rows"]:
+            if row[1] not in LABELS:
+                continue  # a floor (random actions, an untrained actor): not a column of these tables
             refs = {}
             for ref in ("ours", "d4rl"):
                 if f"normalized ({ref})" in cols:

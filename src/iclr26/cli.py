@@ -117,6 +117,19 @@ def run(
     ] = False,
     llm: Annotated[str, typer.Option(help=LLM_HELP)] = "auto",
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of user errors too.")] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", min=1, help="Cells of a study run at once (processes); results do not depend on it."
+        ),
+    ] = 1,
+    parallel: Annotated[
+        str,
+        typer.Option(
+            help="Where a study's cells run: process (--jobs of them), threads (LLM cells sharing one "
+            "model) or ray (RAY_ADDRESS, else local).",
+        ),
+    ] = "process",
 ) -> None:
     """Run one system's preset and write results.json, report.md and figures."""
     try:
@@ -127,7 +140,9 @@ def run(
         system = get_system(name)
         overrides = parse_overrides(set_ or [])
         with stop_on_signals():  # SIGTERM too stops the children and records what finished
-            record, run_dir = run_system(system, preset, overrides, out=out, console=console, llm=llm)
+            record, run_dir = run_system(
+                system, preset, overrides, out=out, console=console, llm=llm, jobs=jobs, parallel=parallel
+            )
     except UserError as e:
         if debug:
             raise

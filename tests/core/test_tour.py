@@ -76,7 +76,8 @@ def test_summary_page_structure(toured):
     assert [name for name, _ in sections] == FAST
     for name, body in sections:
         assert re.search(rf"<img src='{name}/[\w-]+\.png'", body), name
-        assert re.search(r"class='verdict (held|not|noise)'>(held|did not hold|within noise)<", body), name
+        verdicts = "held|did not hold|within noise|not tested|uninformative"
+        assert re.search(rf"class='verdict (held|not|noise|untested)'>({verdicts})<", body), name
         assert "Paper's claim:" in body and "README" in body
     assert (root / "report.md").read_text().startswith("# iclr26 smoke summary")
     assert '"rows"' in (root / "summary.json").read_text()

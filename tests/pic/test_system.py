@@ -3,32 +3,53 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from iclr26.core import ConfigError
+from iclr26.core.ledger import CELLS_FILE
 from iclr26.core.runner import run_system
 from iclr26.pic import SYSTEM
 from iclr26.pic.algorithms import ALGORITHMS
 
 
 def test_smoke_preset_runs_and_resumes(tmp_path):
-    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path, jobs=2)
     assert record.status == "complete"
-    table, speed = record.report.tables
-    assert [r[1] for r in table.rows] == ["bc", "td3_bc", "iql", "pic", "epic", "edac"]
+    table, speed, standard = record.report.tables
+    algorithms = ["bc", "td3_bc", "iql", "pic", "epic", "edac"]
+    assert [r[1] for r in table.rows] == [*algorithms, "random", "untrained"]  # the floors below
     assert "normalized (ours)" in table.columns
     assert all(r[1] > 0 for r in speed.rows)  # steps/s measured for every algorithm
+    assert [r[:3] for r in standard.rows][-2:] == [
+        ["random", "floor (random action)", 1], ["untrained", "floor (untrained)", 1]]  # fmt: skip
+    assert standard.column("normalized_ours 95% interval") == [None] * 8  # one unit: no interval to show
+    # one dataset × one seed: one pair, too few for the claim rule
+    claim = record.report.claim_check
+    assert (claim.method, claim.baseline, claim.verdict, claim.n) == ("pic", "td3_bc", "not tested", 1)
     assert (run_dir / "learning_curves.png").stat().st_size > 10_000
     # the peer table was built once, beside the dataset
     assert len(list((run_dir / "data").rglob("*.peers_k5.npy"))) == 1
-    # a second run in the same folder reuses every finished training run
-    done = sorted((run_dir / "runs").glob("*.json"))
-    assert len(done) == 6
-    before = [json.loads(p.read_text()) for p in done]
+    # every (arm, unit) cell is one record of the ledger; a second run in the same folder reuses them
+    ledger = (run_dir / CELLS_FILE).read_bytes()
+    cells = [json.loads(line) for line in ledger.splitlines()]
+    assert sorted(c["arm"] for c in cells) == sorted([*algorithms, "random", "untrained"])
+    assert {c["unit"] for c in cells} == {"medium/s0"}
     record2, _ = run_system(SYSTEM, "smoke", out=run_dir)
     assert record2.report.tables[0].rows == table.rows
-    assert [json.loads(p.read_text()) for p in done] == before
+    assert (run_dir / CELLS_FILE).read_bytes() == ledger
+    # cells run in this process (jobs=1) from nothing, no checkpoint left, equal the pool's (jobs=2)
+    (run_dir / CELLS_FILE).write_bytes(b"".join(ledger.splitlines(keepends=True)[:3]))
+    shutil.rmtree(run_dir / "checkpoints")
+    record3, _ = run_system(SYSTEM, "smoke", out=run_dir, jobs=1)
+    assert record3.report.tables[0].rows == table.rows
+    redone = [json.loads(line) for line in (run_dir / CELLS_FILE).read_bytes().splitlines()]
+
+    def timeless(c: dict) -> dict:
+        return {**c, "wall_s": None, "metrics": {**c["metrics"], "steps_per_s": None}}
+
+    assert sorted(map(timeless, redone), key=str) == sorted(map(timeless, cells), key=str)
 
 
 def test_config_errors_name_fields():

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from iclr26.core.ledger import CELLS_FILE, read_cells
 from iclr26.repro_reward.testbed import RECHECK, overthinking_tokens, with_rechecks
 from iclr26.rlvr.tasks import make_problems, verify
 
@@ -67,7 +68,7 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     over = {"policy.model": str(ckpt), "sft.lr": "1e-3"}
     record, run_dir = run_system(SYSTEM, "smoke", over, out=tmp_path / "r")
     assert record.status == "complete"
-    assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "grpo_repro-s0.json"]
+    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("grpo+repro", "s0")]
 
 
 def test_nested_configs_take_dotted_overrides():

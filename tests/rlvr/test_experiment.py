@@ -7,6 +7,7 @@ import torch
 from rich.console import Console
 
 from iclr26.core import ConfigError
+from iclr26.core.ledger import CELLS_FILE, read_cells
 from iclr26.core.system import RunContext
 from iclr26.rlvr.experiment import SEED_STREAMS, Arm, Experiment, RLVRConfig, stream_seed
 from iclr26.rlvr.grpo import GRPOConfig
@@ -76,12 +77,8 @@ def test_arms_train_every_method_and_seed_and_are_reused(tmp_path):
 
     records = exp.run_arms(("a", "b+c"), setup, describe=lambda rec: "done")
     assert calls == ["a", "b+c", "a", "b+c"]  # seed after seed
-    assert sorted(p.name for p in (tmp_path / "rl").glob("*.json")) == [
-        "a-s1.json",
-        "a-s2.json",
-        "b_c-s1.json",
-        "b_c-s2.json",
-    ]
+    cells = [(c.arm, c.unit) for c in read_cells(tmp_path / CELLS_FILE).values()]
+    assert cells == [("a", "s1"), ("b+c", "s1"), ("a", "s2"), ("b+c", "s2")]  # one cell per run
     for method in ("a", "b+c"):
         assert len(records[method]) == 2
         for rec in records[method]:

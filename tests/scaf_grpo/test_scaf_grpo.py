@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from iclr26.core.ledger import CELLS_FILE, read_cells
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer, Rollout, group_advantages, grpo_loss
 from iclr26.rlvr.model import CharTransformer, ModelConfig, token_logprobs
 from iclr26.rlvr.policy import CharPolicy
@@ -156,7 +157,7 @@ def test_smoke_preset_end_to_end_and_resume(tmp_path):
     titles = [t.title for t in record.report.tables]
     assert titles[0].startswith("The learning cliff") and len(titles) == 3
     assert (run_dir / "training_curves.png").exists()
-    assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "scaf_grpo-s0.json"]
+    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("scaf_grpo", "s0")]
     again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished parts are reused
     assert again.report.tables == record.report.tables
 
@@ -191,7 +192,7 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     assert record.status == "complete"
     cliff = record.report.tables[0]
     assert [row[0] for row in cliff.rows] == [1, 2]
-    assert sorted(p.name for p in (run_dir / "rl").glob("*.json")) == ["grpo-s0.json", "scaf_grpo-s0.json"]
+    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("scaf_grpo", "s0")]
 
 
 def test_checkpoint_without_tokenizer_is_a_clear_error(tmp_path):

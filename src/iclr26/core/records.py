@@ -58,9 +58,20 @@ class Table:
         return [row[j] for row in self.rows]
 
 
+VERDICTS = ("held", "within noise", "did not hold", "not tested", "uninformative")
+"""The verdicts of a claim check: the method beats the baseline by more than the noise (`held`), the
+difference is within the noise, it is worse by more than the noise (`did not hold`), the design cannot
+test the claim (`not tested`: too few paired units), or every compared arm sits at its floor
+(`uninformative`: e.g. 0 vs 0)."""
+
+
 @dataclass
 class ClaimCheck:
-    """Did the paper's claim hold in this run? Method vs baseline on one named metric."""
+    """Did the paper's claim hold in this run? Method vs baseline on one named metric.
+
+    A study's claim (`core.claim.judge`) fills `verdict`, `n` (paired units), `interval` (of the mean
+    paired difference method − baseline) and `rule`; a check built with only the values and a
+    `margin` gets the margin rule's verdict (`held` when the difference beats ± margin)."""
 
     metric: str
     method: str
@@ -69,6 +80,24 @@ class ClaimCheck:
     baseline_value: float
     higher_is_better: bool = True
     margin: float = 0.0  # a difference within ± margin (e.g. the seeds' standard error) is noise
+    verdict: str = ""  # one of VERDICTS; "" at construction: the margin rule's
+    n: int | None = None  # paired units compared
+    interval: list[float] | None = None  # interval of the mean paired difference, method − baseline
+    rule: str = ""  # how the interval was made, e.g. "± 2 SE of 8 paired differences"
+
+    def __post_init__(self) -> None:
+        if self.interval is not None:
+            self.interval = [float(x) for x in self.interval]
+        if not self.verdict:
+            diff = self.method_value - self.baseline_value
+            if (diff if self.higher_is_better else -diff) > self.margin:
+                self.verdict = "held"
+            elif abs(diff) <= self.margin:
+                self.verdict = "within noise"
+            else:
+                self.verdict = "did not hold"
+        elif self.verdict not in VERDICTS:
+            raise ValueError(f"ClaimCheck.verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
     @classmethod
     def paired(
@@ -81,7 +110,8 @@ class ClaimCheck:
         higher_is_better: bool = True,
     ) -> ClaimCheck:
         """Method vs baseline on paired values (same seeds, in the same order): the means, and a margin
-        of twice the standard error of the paired differences (0 with a single pair)."""
+        of twice the standard error of the paired differences (0 with a single pair). The systems not
+        yet ported to `core.study` use it; a study's claim uses `core.claim.judge`."""
         import numpy as np
 
         diffs = np.subtract(method_values, baseline_values)
@@ -91,18 +121,8 @@ class ClaimCheck:
 
     @property
     def held(self) -> bool:
-        """True when the method beats the baseline in the claimed direction by more than `margin`."""
-        diff = self.method_value - self.baseline_value
-        return diff > self.margin if self.higher_is_better else -diff > self.margin
-
-    @property
-    def verdict(self) -> str:
-        """`held`, `within noise` (|difference| ≤ margin) or `did not hold`."""
-        if self.held:
-            return "held"
-        if abs(self.method_value - self.baseline_value) <= self.margin:
-            return "within noise"
-        return "did not hold"
+        """True when the verdict is `held`."""
+        return self.verdict == "held"
 
 
 @dataclass
@@ -252,6 +272,16 @@ def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Cell]]) -> st
     return "\n".join([head, rule, *body])
 
 
+def _claim_noise(cc: ClaimCheck) -> str:
+    """The noise behind a verdict, as text: the rule and interval of a study's claim, else the margin."""
+    if cc.rule:
+        where = ""
+        if cc.interval is not None:
+            where = f": difference in [{format_cell(cc.interval[0])}, {format_cell(cc.interval[1])}]"
+        return f" ({cc.rule}{where})"
+    return f" (margin ±{format_cell(cc.margin)})" if cc.margin else ""
+
+
 def render_report(record: RunRecord) -> str:
     """Render a RunRecord as markdown: header, claim check, tables, figures, config."""
     lines = [f"# {record.system} — {record.preset}"]
@@ -277,7 +307,7 @@ def render_report(record: RunRecord) -> str:
         lines.append(
             f"\n**Claim check** ({cc.metric}, {arrow} is better): {cc.method} "
             f"{format_cell(cc.method_value)} vs {cc.baseline} {format_cell(cc.baseline_value)} "
-            f"→ {cc.verdict}" + (f" (margin ±{format_cell(cc.margin)})" if cc.margin else "")
+            f"→ {cc.verdict}" + _claim_noise(cc)
         )
     for t in record.report.tables:
         lines.append(f"\n## {t.title}\n")

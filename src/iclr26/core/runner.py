@@ -86,9 +86,12 @@ def run_system(
     runs_root: Path | str = "runs",
     console: Console | None = None,
     llm: str = "auto",
+    jobs: int = 1,
+    parallel: str = "process",
 ) -> tuple[RunRecord, Path]:
     """Run `system` at `preset` with `overrides` and the model `llm` (`--llm`: auto, embedded,
-    http or hf:PATH); write results.json and report.md.
+    http or hf:PATH); write results.json and report.md. A system that runs a study runs `jobs` of
+    its cells at once, in processes, threads or (`parallel="ray"`) on Ray.
 
     `out` names the run folder explicitly; running again with the same `out` lets the system
     resume from the checkpoints it left there. The folder is locked for the run: a second run into it
@@ -104,6 +107,15 @@ def run_system(
             "implemented yet, so there is nothing to run"
         )
     console = console or Console()
+    if (
+        parallel not in ("process", "threads", "ray")
+        or isinstance(jobs, bool)
+        or not isinstance(jobs, int)
+        or jobs < 1
+    ):
+        raise ConfigError(
+            f"--jobs must be >= 1 and --parallel process, threads or ray, got {jobs!r} and {parallel!r}"
+        )
     config = system.config(preset, overrides)  # ConfigError names the bad field
     choice = resolve_llm(llm)  # `--llm http` without a server URL is a one-line error before any work
     if isinstance(getattr(config, "device", None), str):
@@ -128,13 +140,20 @@ def run_system(
     try:
         if out is not None:
             _check_resumable(run_dir, system.name, preset, config_to_dict(config), choice.label)
-        return _run_in(system, preset, config, run_dir, console, choice)
+        return _run_in(system, preset, config, run_dir, console, choice, jobs, parallel)
     finally:
         lock.release()
 
 
 def _run_in(
-    system: System, preset: str, config: Any, run_dir: Path, console: Console, choice: LLMChoice
+    system: System,
+    preset: str,
+    config: Any,
+    run_dir: Path,
+    console: Console,
+    choice: LLMChoice,
+    jobs: int = 1,
+    parallel: str = "process",
 ) -> tuple[RunRecord, Path]:
     """Run `system` in the locked `run_dir`, keeping its record up to date (see `run_system`)."""
     seed = getattr(config, "seed", None)
@@ -153,7 +172,7 @@ def _run_in(
         llm=choice.describe(),
     )
     save_record(run_dir, record)
-    ctx = RunContext(out_dir=run_dir, console=console, llm=choice)
+    ctx = RunContext(out_dir=run_dir, console=console, llm=choice, jobs=jobs, parallel=parallel)
     console.rule(f"[bold]{system.name}[/] · preset {preset} · {run_dir}")
     start = time.perf_counter()
     try:

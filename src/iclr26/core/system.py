@@ -47,6 +47,8 @@ class RunContext:
     llm: Any = None  # LLMChoice (core.llm is imported only by runs that use a model)
     models: list[tuple[Any, Any]] = field(default_factory=list)  # (model, its usage when made)
     reported: list[Any] = field(default_factory=list)  # Usage of models made elsewhere (Ray workers)
+    jobs: int = 1  # cells of a study run at once (`--jobs`; `core.study.run_study`)
+    parallel: str = "process"  # where they run: "process" (a pool of `jobs`) or "ray" (`--parallel`)
 
     def llm_choice(self) -> Any:
         """The run's `LLMChoice` (`auto` resolved against the environment on first use)."""

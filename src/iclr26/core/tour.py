@@ -248,10 +248,16 @@ _CSS = """body{font:15px/1.5 system-ui,sans-serif;max-width:1000px;margin:2em au
 section{border-top:1px solid #ddd;padding:1em 0}h2{margin:.2em 0}.claim{color:#555;font-style:italic}
 .verdict{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:600}
 .held{background:#dafbe1;color:#1a7f37}.not{background:#ffebe9;color:#cf222e}.noise{background:#fff8c5;color:#7d4e00}
+.untested{background:#eaeef2;color:#57606a}
 img{max-width:100%;border:1px solid #eee;margin-top:.5em}table{border-collapse:collapse}
 td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}"""
 
-_VERDICT_CLASS = {"held": "held", "within noise": "noise"}
+_VERDICT_CLASS = {
+    "held": "held",
+    "within noise": "noise",
+    "not tested": "untested",
+    "uninformative": "untested",
+}
 
 
 def render_html(

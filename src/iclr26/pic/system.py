@@ -1,10 +1,12 @@
 """The `pic` system: generate D4RL-style datasets (TD3 behaviour agent), build each dataset's peer
-table once, train the offline algorithms over seeds, and report normalized scores, learning curves
-and gradient steps/s measured in the same run."""
+table once, then run the study (`core.study`): every offline algorithm and two floors (random actions,
+an untrained actor) over dataset × seed, the claim PIC vs TD3+BC with the one claim rule; report
+normalized scores, learning curves and gradient steps/s measured in the same run."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -14,15 +16,23 @@ import numpy as np
 import torch
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device
-from iclr26.core.done import read_done, write_done
+from iclr26.core import Report, RunContext, Table, resolve_device
+from iclr26.core.claim import Claim
 from iclr26.core.records import pyplot, save_figure
 from iclr26.core.seeding import derive_seed
+from iclr26.core.study import Arm, Role, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.pic.algorithms import make_algorithm
 from iclr26.pic.algorithms.common import state_stats
 from iclr26.pic.config import PICSystemConfig, every_algorithm
-from iclr26.pic.data import OfflineDataset, d4rl_reference, load_dataset, load_manifest, normalized_score
+from iclr26.pic.data import (
+    OfflineDataset,
+    d4rl_reference,
+    jsonable,
+    load_dataset,
+    load_manifest,
+    normalized_score,
+)
 from iclr26.pic.evaluation import evaluate
 from iclr26.pic.generation import generate_datasets
 from iclr26.pic.peers import cached_peer_table
@@ -50,9 +60,47 @@ def _references(manifest: dict, env_id: str) -> dict[str, tuple[float, float]]:
     return refs
 
 
+FLOORS = (
+    Arm("random", "floor", floor="random action"),
+    Arm("untrained", "floor", floor="untrained"),
+)
+"""What any row is judged against: uniform random actions (normalized score ≈ 0 by construction on our
+data: the same policy made R_random) and the method's networks at initialization, no gradient step."""
+
+
+def _role(name: str) -> Role:
+    return "method" if name in ("pic", "epic") else "baseline"
+
+
+Refs = dict[str, dict[str, tuple[float, float]]]  # dataset -> reference name -> (random, expert) returns
+
+
+def study(cfg: PICSystemConfig, paths: dict[str, Path], refs_by_dataset: Refs) -> Study:
+    """pic as a study: every algorithm (PIC and EPIC the methods, the rest baselines) and the floors,
+    over dataset × seed; the claim is the method against TD3+BC on the normalized score, with the random
+    floor as its floor (both at or below random actions on every unit: uninformative)."""
+    refs = sorted({r for refs in refs_by_dataset.values() for r in refs})
+    arms = [Arm(a, _role(a)) for a in cfg.algorithms] + list(FLOORS)
+    units = [
+        Unit(f"{d}/s{s}", s, {"dataset": d})
+        for d in cfg.datasets
+        for s in range(cfg.seed, cfg.seed + cfg.seeds)
+    ]
+    ref = "ours" if "ours" in refs else (refs[0] if refs else None)
+    method = next((a for a in ("pic", "epic") if a in cfg.algorithms), None)
+    claims = []
+    if ref and method and "td3_bc" in cfg.algorithms:
+        label = f"normalized score ({ref}), mean over datasets and seeds"
+        claims.append(Claim(f"normalized_{ref}", method, ("td3_bc",), label=label, floor_arm="random"))
+    metrics = [f"normalized_{r}" for r in refs] + ["final_return"]
+    measure = functools.partial(_measure, cfg, paths, refs_by_dataset)
+    return Study("pic", arms, units, measure, claims=claims, metrics=metrics, config=cfg, seed=cfg.seed,
+                 views=functools.partial(_views, cfg))  # fmt: skip
+
+
 def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
-    """Generate (or reuse) datasets, then train and evaluate every algorithm on each."""
-    device = resolve_device(cfg.device)
+    """Generate (or reuse) datasets and their peer tables, then run the study: every algorithm and floor
+    on each dataset × seed (`core.study.run_study`: resumable from `cells.jsonl`, `--jobs` at once)."""
     torch.set_num_threads(cfg.threads)
     data_dir = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"
     gen = cfg.generation_config()
@@ -65,80 +113,107 @@ def run(cfg: PICSystemConfig, ctx: RunContext) -> Report:
                 last[0] = step
 
         paths = generate_datasets(cfg.env_id, data_dir / cfg.env_id, gen, on_progress)
+    refs: Refs = {}
+    for ds_name in cfg.datasets:  # the peer tables are built here once, before any cell loads them
+        ds = load_dataset(paths[ds_name])
+        cached_peer_table(ds.observations, _peers_path(cfg, paths[ds_name]), cfg.k, cfg.peer_method)
+        refs[ds_name] = _references(load_manifest(paths[ds_name]), cfg.env_id)
+    return run_study(study(cfg, paths, refs), ctx).report
 
-    results: dict[tuple[str, str], list[dict]] = {}
-    total = len(cfg.datasets) * len(cfg.algorithms) * cfg.seeds * cfg.steps
-    with ctx.progress("offline training (gradient steps)", total=total) as advance:
-        for ds_name in cfg.datasets:
-            ds: OfflineDataset = load_dataset(paths[ds_name])
-            manifest = load_manifest(paths[ds_name])
-            refs = _references(manifest, cfg.env_id)
-            peers = cached_peer_table(
-                ds.observations, paths[ds_name].with_suffix(f".peers_k{cfg.k}.npy"), cfg.k, cfg.peer_method
+
+def _peers_path(cfg: PICSystemConfig, data_path: Path) -> Path:
+    return data_path.with_suffix(f".peers_k{cfg.k}.npy")
+
+
+def _measure(
+    cfg: PICSystemConfig, paths: dict[str, Path], refs_by_dataset: Refs, arm: Arm, unit: Unit, ctx: RunContext
+) -> dict[str, Any]:
+    """One cell: train `arm` (an algorithm) on the unit's dataset with the unit's seed and evaluate it, or
+    evaluate a floor policy there."""
+    torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    ds_name, s = unit.params["dataset"], unit.seed
+    ds: OfflineDataset = load_dataset(paths[ds_name])
+    refs = refs_by_dataset[ds_name]
+    eval_seed = derive_seed(s, 1, bits=32) % 2**31  # evaluation episodes seed+i, never shared across seeds
+    mean, std = state_stats(ds.observations)
+
+    def score(final: float) -> dict[str, Any]:
+        return {"final_return": final} | {
+            f"normalized_{k}": normalized_score(final, *v) for k, v in refs.items()
+        }
+
+    if arm.role == "floor":
+        if arm.name == "random":
+            rng = np.random.default_rng(derive_seed(s, "random floor"))
+            act = lambda obs: rng.uniform(-1.0, 1.0, ds.act_dim)  # noqa: E731
+        else:
+            name = next((a for a in ("pic", "epic") if a in cfg.algorithms), cfg.algorithms[0])
+            config = cfg.algorithm_config(name)
+            untrained = make_algorithm(
+                name, ds.obs_dim, ds.act_dim, config, seed=s, device=device, state_mean=mean, state_std=std
             )
-            mean, std = state_stats(ds.observations)
-            for algo_name in cfg.algorithms:
-                for s in range(cfg.seed, cfg.seed + cfg.seeds):
-                    done_path = ctx.out_dir / "runs" / f"{ds_name}-{algo_name}-s{s}.json"
-                    prior = read_done(done_path)
-                    if prior is not None:
-                        results.setdefault((ds_name, algo_name), []).append(prior)
-                        advance(cfg.steps)
-                        continue
-                    algo_cfg = cfg.algorithm_config(algo_name)
-                    algo = make_algorithm(
-                        algo_name, ds.obs_dim, ds.act_dim, algo_cfg, seed=s,
-                        device=device, state_mean=mean, state_std=std,
-                    )  # fmt: skip
-                    sampler = run_sampler(algo_name, ds, s, algo.config, peers=peers, device=device)
-                    # evaluation episodes seed+i, never shared across seeds
-                    eval_seed = derive_seed(s, 1, bits=32) % 2**31
+            act = untrained.act
+        return score(float(np.mean(evaluate(cfg.env_id, act, cfg.eval_episodes, seed=eval_seed))))
+    peers = cached_peer_table(ds.observations, _peers_path(cfg, paths[ds_name]), cfg.k, cfg.peer_method)
+    algo_cfg = cfg.algorithm_config(arm.name)
+    algo = make_algorithm(arm.name, ds.obs_dim, ds.act_dim, algo_cfg, seed=s, device=device,
+                          state_mean=mean, state_std=std)  # fmt: skip
+    sampler = run_sampler(arm.name, ds, s, algo.config, peers=peers, device=device)
 
-                    def eval_fn(a, eval_seed=eval_seed) -> float:
-                        return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=eval_seed)))
+    def eval_fn(a) -> float:
+        return float(np.mean(evaluate(cfg.env_id, a.act, cfg.eval_episodes, seed=eval_seed)))
 
-                    counted = [0]
-
-                    def on_step(step: int, metrics: dict, counted=counted) -> None:
-                        counted[0] += 1
-                        advance()
-
-                    history = train_offline(
-                        algo,
-                        sampler,
-                        cfg.steps,
-                        eval_fn=eval_fn,
-                        eval_every=cfg.eval_every,
-                        checkpoint_path=ctx.checkpoint_dir / f"{ds_name}-{algo_name}-s{s}.pt",
-                        checkpoint_every=cfg.checkpoint_every,
-                        on_step=on_step,
-                    )
-                    advance(cfg.steps - counted[0])  # steps restored from a checkpoint
-                    evals = [
-                        (h["step"], h["eval_return"]) for h in history if h.get("eval_return") is not None
-                    ]
-                    final = evals[-1][1]
-                    rec = {
-                        "dataset": ds_name,
-                        "algorithm": algo_name,
-                        "seed": s,
-                        "final_return": final,
-                        "curve": evals,
-                        "steps_per_s": steps_per_second(history),
-                        "normalized": {k: normalized_score(final, *v) for k, v in refs.items()},
-                        "algorithm_config": dataclasses.asdict(algo.config),  # every default, as run
-                    }
-                    write_done(done_path, rec)
-                    results.setdefault((ds_name, algo_name), []).append(rec)
-                    rate = rec["steps_per_s"]
-                    ctx.log(f"{ds_name} {algo_name} seed {s}: return {final:.1f}, {rate:.0f} steps/s")
-    return _report(cfg, ctx, results)
+    history = train_offline(
+        algo,
+        sampler,
+        cfg.steps,
+        eval_fn=eval_fn,
+        eval_every=cfg.eval_every,
+        checkpoint_path=ctx.checkpoint_dir / f"{ds_name}-{arm.name}-s{s}.pt",
+        checkpoint_every=cfg.checkpoint_every,
+    )
+    evals = [(h["step"], h["eval_return"]) for h in history if h.get("eval_return") is not None]
+    return score(evals[-1][1]) | {
+        "steps_per_s": steps_per_second(history),
+        "curve": evals,
+        "algorithm_config": jsonable(dataclasses.asdict(algo.config)),  # every default, as run
+    }
 
 
-def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str], list[dict]]) -> Report:
+def _views(cfg: PICSystemConfig, result: StudyResult, ctx: RunContext) -> Report:
+    """pic's own tables and figure, from the cells: the normalized-score table (floors below the
+    algorithms), the throughput table and the learning curves."""
+    results: dict[tuple[str, str], list[dict]] = {}
+    for arm in result.study.arms:
+        for cell in result.records(arm.name):
+            unit = next(u for u in result.study.units if u.key == cell.unit)
+            m = cell.metrics
+            normalized = {
+                k.removeprefix("normalized_"): v for k, v in m.items() if k.startswith("normalized_")
+            }
+            rec = {"dataset": unit.params["dataset"], "algorithm": arm.name, "seed": cell.seed,
+                   "final_return": m["final_return"], "normalized": normalized, "curve": m.get("curve", []),
+                   "steps_per_s": m.get("steps_per_s")}  # fmt: skip
+            results.setdefault((unit.params["dataset"], arm.name), []).append(rec)
+    order = {d: i for i, d in enumerate(cfg.datasets)}
+    trained = {k: v for k, v in results.items() if k[1] in cfg.algorithms}
+    trained = dict(sorted(trained.items(), key=lambda kv: (order[kv[0][0]], cfg.algorithms.index(kv[0][1]))))
+    floor_names = [f.name for f in FLOORS]
+    floors = {k: v for k, v in results.items() if k[1] not in cfg.algorithms}
+    floors = dict(sorted(floors.items(), key=lambda kv: (order[kv[0][0]], floor_names.index(kv[0][1]))))
+    return _report(cfg, ctx, trained, floors)
+
+
+def _report(
+    cfg: PICSystemConfig,
+    ctx: RunContext,
+    results: dict[tuple[str, str], list[dict]],
+    floors: dict[tuple[str, str], list[dict]],
+) -> Report:
     refs = sorted({k for recs in results.values() for r in recs for k in r["normalized"]})
     rows = []
-    for (ds_name, algo_name), recs in results.items():
+    for (ds_name, algo_name), recs in [*results.items(), *floors.items()]:
         row = [f"{cfg.env_id}/{ds_name}", algo_name]
         for ref in refs:
             vals = [r["normalized"][ref] for r in recs]
@@ -155,7 +230,9 @@ def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str]
         cols,
         rows,
         caption="normalized = 100·(R − R_random)/(R_expert − R_random); 'ours' uses the random and expert "
-        "policies of our own generated data, 'd4rl' D4RL's reference returns (MuJoCo tasks only).",
+        "policies of our own generated data, 'd4rl' D4RL's reference returns (MuJoCo tasks only). Floors, "
+        "below the algorithms: 'random' (uniform random actions) and 'untrained' (the method's networks "
+        "at initialization, no gradient step).",
     )
     speed_rows = [
         [a, statistics.fmean(r["steps_per_s"] for (d, aa), recs in results.items() if aa == a for r in recs)]
@@ -168,17 +245,7 @@ def _report(cfg: PICSystemConfig, ctx: RunContext, results: dict[tuple[str, str]
         ["algorithm", "steps/s", "× TD3+BC"],
         [[a, v, v / base if base else float("nan")] for a, v in speed_rows],
     )
-    claim = None
-    ref = "ours" if "ours" in refs else (refs[0] if refs else None)
-    method = next((a for a in ("pic", "epic") if a in cfg.algorithms), None)
-    if ref and method and "td3_bc" in cfg.algorithms:
-
-        def per_seed(a: str) -> list[float]:
-            return [r["normalized"][ref] for (d, aa), recs in results.items() if aa == a for r in recs]
-
-        claim = ClaimCheck.paired(f"normalized score ({ref}), mean over datasets and seeds", method,
-                                  per_seed(method), "td3_bc", per_seed("td3_bc"))  # fmt: skip
-    return Report(tables=[table, speed], figures=[_curves(results, cfg, ctx)], claim_check=claim)
+    return Report(tables=[table, speed], figures=[_curves(results, cfg, ctx)])
 
 
 def _curves(results: dict[tuple[str, str], list[dict]], cfg: PICSystemConfig, ctx: RunContext) -> str:

@@ -11,8 +11,8 @@ Randomness comes from named seed streams (`SEED_STREAMS`): each is an offset add
 seed or to the level, so every arm of one seed sees the same questions and evaluation samples,
 and the held-out problems of a level are the same for every seed and arm.
 
-Finished (method, seed) runs are kept as `rl/<method>-s<seed>.json` in the run folder and reused;
-an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
+Finished (method, seed) runs are the cells of a study (`core.study`), kept in the run folder's
+`cells.jsonl` and reused; an interrupted one resumes from its checkpoint (`rlvr.loop.train_steps`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import torch
 
 from iclr26.core.device import resolve_device
 from iclr26.core.distributed import init_distributed
-from iclr26.core.done import read_done, write_done
 from iclr26.core.seeding import set_seed
+from iclr26.core.study import Arm as StudyArm
+from iclr26.core.study import Study, Unit, run_study
 from iclr26.core.system import RunContext
 from iclr26.core.validation import check_in, check_int
 from iclr26.rlvr.grpo import GRPOConfig, GRPOTrainer
@@ -262,44 +263,41 @@ class Experiment:
     ) -> dict[str, list[dict[str, Any]]]:
         """Train and evaluate every method for every seed, seed after seed; per method, one record
         per seed: `eval` (as `evaluate`), `history` (metrics per step), `extra` (the arm's summary).
+        A study (`core.study`: arms = methods, units = seeds) runs them: each finished run is a cell
+        of the run folder's `cells.jsonl`, which a resume reads back instead of training again.
 
-        `describe(record)` gives the text logged after each run.
+        `describe(record)` gives the text logged for each run.
         """
         cfg, ctx = self.cfg, self.ctx
-        records: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
-        with ctx.progress("RL (steps)", total=len(methods) * cfg.seeds * cfg.rl_steps) as advance:
-            for seed in range(cfg.seed, cfg.seed + cfg.seeds):
-                for method in methods:
-                    name = f"{method.replace('+', '_')}-s{seed}"
-                    done = ctx.out_dir / "rl" / f"{name}.json"
-                    rec = read_done(done)
-                    if rec is not None:
-                        advance(cfg.rl_steps)
-                    else:
-                        trainer = self.trainer(copy.deepcopy(self.policy))
-                        arm = setup(method, trainer)
-                        history = train_steps(
-                            trainer,
-                            cfg.task,
-                            cfg.train_levels,
-                            cfg.rl_steps,
-                            stream_seed("rl", seed),
-                            ctx.checkpoint_dir / f"{name}.pt",
-                            advance,
-                            record=arm.record,
-                            save_extra=arm.save_extra,
-                            load_extra=arm.load_extra,
-                            style=cfg.style,
-                            checkpoint_every=cfg.checkpoint_every,
-                        )
-                        extra = arm.summary() if arm.summary else {}
-                        rec = {
-                            "eval": self.evaluate(trainer, seed, score),
-                            "history": history,
-                            "extra": extra,
-                        }
-                        write_done(done, rec)
-                    records[method].append(rec)
-                    if describe is not None:
-                        ctx.log(f"{method} seed {seed}: {describe(rec)}")
+
+        def measure(arm: StudyArm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
+            name = f"{arm.name.replace('+', '_')}-s{unit.seed}"
+            trainer = self.trainer(copy.deepcopy(self.policy))
+            hooks = setup(arm.name, trainer)
+            history = train_steps(
+                trainer,
+                cfg.task,
+                cfg.train_levels,
+                cfg.rl_steps,
+                stream_seed("rl", unit.seed),
+                ctx.checkpoint_dir / f"{name}.pt",
+                lambda n=1: None,
+                record=hooks.record,
+                save_extra=hooks.save_extra,
+                load_extra=hooks.load_extra,
+                style=cfg.style,
+                checkpoint_every=cfg.checkpoint_every,
+            )
+            extra = hooks.summary() if hooks.summary else {}
+            return {"eval": self.evaluate(trainer, unit.seed, score), "history": history, "extra": extra}
+
+        arms = [StudyArm(m, "method") for m in methods]
+        units = [Unit(f"s{s}", s) for s in range(cfg.seed, cfg.seed + cfg.seeds)]
+        study = Study("RL", arms, units, measure, config=cfg, seed=cfg.seed, unit_major=True)
+        result = run_study(study, ctx, jobs=1)
+        records = {m: [dict(c.metrics) for c in result.records(m)] for m in methods}
+        if describe is not None:
+            for unit in units:
+                for m in methods:
+                    ctx.log(f"{m} seed {unit.seed}: {describe(records[m][units.index(unit)])}")
         return records

@@ -11,6 +11,7 @@ an empty reply and counts it, for harnesses whose parsers treat an empty reply a
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -45,7 +46,8 @@ def chat_many(
     with ThreadPoolExecutor(
         max_workers=min(max_concurrency, len(requests)), thread_name_prefix="chat"
     ) as pool:
-        futures = [pool.submit(one, r) for r in requests]
+        # each request in a copy of the caller's context: its usage counts in the caller's study cell
+        futures = [pool.submit(contextvars.copy_context().run, one, r) for r in requests]
         return [f.result() for f in futures]
 
 

@@ -9,6 +9,9 @@ server reports them) and its wall time. A run sums the meters of the models it m
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 
 
@@ -71,8 +74,14 @@ class UsageMeter:
     ) -> None:
         """Add one call."""
         one = Usage(1, int(prompt_tokens), int(completion_tokens), float(wall_s), int(cached), int(estimated))
+        self._add(one)
+        for meter in _CELL_METERS.get():  # the study cells this call was made in (`metered`)
+            if meter is not self:
+                meter._add(one)
+
+    def _add(self, usage: Usage) -> None:
         with self._lock:
-            self._total = self._total + one
+            self._total = self._total + usage
 
     @property
     def total(self) -> Usage:
@@ -85,3 +94,19 @@ class UsageMeter:
         with self._lock:
             out, self._total = self._total, Usage()
         return out
+
+
+_CELL_METERS: ContextVar[tuple[UsageMeter, ...]] = ContextVar("iclr26_cell_meters", default=())
+
+
+@contextmanager
+def metered() -> Iterator[UsageMeter]:
+    """Within the block, every call any model records in this context (this thread, and the threads
+    `chat_many` starts from it) is counted in the yielded meter too: one study cell's usage, however
+    many cells run at once in other threads or processes."""
+    meter = UsageMeter()
+    token = _CELL_METERS.set((*_CELL_METERS.get(), meter))
+    try:
+        yield meter
+    finally:
+        _CELL_METERS.reset(token)

@@ -2,7 +2,7 @@
 
     python benchmarks/devops_gym/run.py      # 39 built-here tasks: oracle, null, SmolLM2 shell agent
 
-Saves results/devops_gym_<preset>[_<tag>].json. Trials resume from the run folder's trials.jsonl,
+Saves results/devops_gym_<preset>[_<tag>].json. Cells resume from the run folder's cells.jsonl (`core.study`),
 so an interrupted benchmark continues where it stopped.
 """
 

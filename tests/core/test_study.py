@@ -280,6 +280,16 @@ def test_standard_table_puts_floors_and_references_beside_the_method(tmp_path):
     assert table.rows[-1][3] == 4.2
 
 
+def test_an_arm_that_leaves_cells_empty_counts_only_the_units_it_measured(tmp_path):
+    """devops_gym's llm arm runs a subset of the tasks: its other cells are empty, not units measured."""
+
+    def subset(arm: Arm, unit: Unit, ctx: RunContext) -> dict:
+        return {} if arm.name == "ours" and unit.seed >= 2 else noisy_measure(arm, unit, ctx)
+
+    table = run_study(toy_study(measure=subset), ctx_in(tmp_path)).report.tables[0]
+    assert [r[:3] for r in table.rows][:2] == [["ours", "method", 2], ["base", "baseline", 4]]
+
+
 def test_the_verdict_goes_through_results_json_and_the_report(tmp_path):
     check = judge(Claim("s", "m", ("b",)), "b", values([b + 2 for b in BASE]), values(BASE))
     rec = RunRecord("toy", "smoke", {}, 0, "now", 1.0, "complete", Report(claim_check=check))

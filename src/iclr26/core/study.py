@@ -472,7 +472,8 @@ def standard_table(result: StudyResult) -> Table:
         cols += [m, f"{m} 95% interval"]
     rows: list[list[Any]] = []
     for arm in sorted(study.arms, key=lambda a: _ROLE_ORDER[a.role]):
-        row: list[Any] = [arm.name, arm.label, len(result.records(arm.name))]
+        measured = [c for c in result.records(arm.name) if c.metrics]  # an arm may leave a unit's cell empty
+        row: list[Any] = [arm.name, arm.label, len(measured)]
         for m in metrics:
             vals = [float(v) for v in result.values(arm.name, m).values() if _scalar(v) and v is not None]
             vals = [v for v in vals if math.isfinite(v)]

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from iclr26.agents import LLMAgent, NullAgent, OracleAgent
 from iclr26.core.llm import ChatModel
 from iclr26.devops_gym.runner import SHELL_PARSER
+from iclr26.devops_gym.suite.monitor import REPORT
 from iclr26.devops_gym.task import SOLUTION, Task
 
 SYSTEM_PROMPT = """You are a DevOps engineer working in a Linux terminal, in the repository the task names.
@@ -35,6 +36,21 @@ def oracle_agent(tasks: Iterable[Task]) -> OracleAgent:
 def null_agent() -> NullAgent:
     """Says DONE at once: a valid suite gives it 0."""
     return NullAgent()
+
+
+CONSTANT_LABEL = "healthy"
+CONSTANT = f"constant (reports {CONSTANT_LABEL})"
+"""The floor's name in every table."""
+
+
+def constant_agent(tasks: Iterable[Task]) -> OracleAgent:
+    """The floor: writes `healthy` to a monitoring task's report without looking (the label a reader
+    must beat: two of the suite's eight services are healthy), says DONE at once on every other task.
+    Each reply is fixed in advance, so it is `OracleAgent`'s replay with none of the solutions."""
+    write = f"```bash\necho {CONSTANT_LABEL} > {REPORT}\n```"
+    agent = OracleAgent({t.task_id: [write] if t.spec.category == "monitor" else ["DONE"] for t in tasks})
+    agent.name = CONSTANT
+    return agent
 
 
 def shell_agent(

@@ -1,6 +1,6 @@
 """The `devops_gym` run's config: which tasks (the built-here suite or a Terminal-Bench folder),
-which agents, the runner's limits, the LLM agent's budget (its model is the run's: `--llm`), and the
-parallelism."""
+which agents, the runner's limits and the LLM agent's budget (its model is the run's: `--llm`; the
+tasks run at once are the run's too: `--jobs`, `--parallel`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_seconds
 from iclr26.devops_gym.task import CATEGORIES
 
-AGENTS = ("oracle", "null", "llm")
+AGENTS = ("oracle", "null", "constant", "llm")
 """oracle: runs each task's solution.sh (must resolve every task); null: says DONE at once (must
-resolve none); llm: the mini-SWE-agent-style shell agent over a chat model"""
+resolve none); constant: the floor, reports `healthy` on a monitoring task without looking and does
+nothing elsewhere; llm: the mini-SWE-agent-style shell agent over a chat model"""
 LANGUAGES = ("java", "go", "python")
 
 
@@ -21,7 +22,10 @@ LANGUAGES = ("java", "go", "python")
 class DevOpsConfig:
     """Everything the run uses; the defaults are the README's bench (every task, every agent)."""
 
-    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
+    RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path") | {
+        "jobs": "tasks run at once are the run's: iclr26 run devops_gym --jobs N",
+        "backend": "where tasks run is the run's: iclr26 run devops_gym --parallel process|threads|ray",
+    }
 
     tasks: str = "builtin"
     """builtin (the suite written into the run folder's tasks/), or a folder of Terminal-Bench tasks"""
@@ -52,13 +56,9 @@ class DevOpsConfig:
     """wall clock of one agent's whole attempt (0: each task's max_agent_timeout_sec)"""
     output_chars: int = 4000
     """command output shown to the agent per turn (the middle is cut)"""
-    jobs: int = 2
-    """tasks run at once (one sandbox each) for the oracle and null agents; the llm runs one at a time"""
     runner: str = "local"
     """local (a bubblewrap sandbox and tmux per task; tasks with a workspace/) or docker (compose up /
     exec / down: the public tasks' images; needs a Docker engine)"""
-    backend: str = "process"
-    """how tasks run in parallel: process (a local pool of `jobs`) or ray"""
     seed: int = 0
     """seeds the monitoring faults' onset times and the llm's sampling"""
 
@@ -71,14 +71,12 @@ class DevOpsConfig:
             check_in("agents", a, AGENTS)
         if not self.categories or not self.agents:
             raise ConfigError("categories and agents must each name at least one")
-        check_in("backend", self.backend, ("process", "ray"))
         check_in("runner", self.runner, ("local", "docker"))
         for name in ("per_category", "llm_tasks", "history_turns", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_steps", self.max_steps, 1)
         check_int("max_tokens", self.max_tokens, 16)
         check_int("output_chars", self.output_chars, 200)
-        check_int("jobs", self.jobs, 1, 64)
         check_seconds("command_timeout_s", self.command_timeout_s)
         if self.agent_timeout_s:
             check_seconds("agent_timeout_s", self.agent_timeout_s)

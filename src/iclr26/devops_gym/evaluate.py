@@ -1,23 +1,13 @@
-"""Running agents over a suite: one sandbox per task, in parallel, resumable; and the metrics.
-
-`run_agent` appends each finished trial to `trials.jsonl` in the run folder, so an interrupted run
-resumes without redoing a task. `category_rows` makes DevOps-Gym's table: success per category and
-Overall = the mean of build, monitoring, issue resolving and test generation, with end-to-end
-reported apart, as the paper does.
-"""
+"""One agent on one task (`run_task`, a study's cell), and the metrics: `category_row` makes
+DevOps-Gym's table, success per category and Overall = the mean of build, monitoring, issue resolving
+and test generation, with end-to-end reported apart, as the paper does."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from iclr26.agents import Agent
-from iclr26.core.interrupt import interrupt_workers, raise_if_interrupted
-from iclr26.core.jsonfile import append_log, read_log
-from iclr26.core.parallel import parallel_map
 from iclr26.devops_gym.runner import RunLimits, TrialResult, run_trial
 from iclr26.devops_gym.task import Task
 
@@ -35,61 +25,16 @@ COLUMNS = [
 ]
 
 
-def _trial(args: tuple[Task, Agent, RunLimits, bool, str]) -> TrialResult:
-    raise_if_interrupted()  # a worker told to stop starts no trial queued for it before
-    task, agent, limits, oracle, runner = args
+def run_task(
+    task: Task, agent: Agent, limits: RunLimits, *, oracle: bool = False, runner: str = "local"
+) -> TrialResult:
+    """`agent` on `task`: a fresh sandbox (or with `runner="docker"` a compose project), then the
+    task's tests."""
     if runner == "docker":
         from iclr26.devops_gym.docker import run_docker_trial
 
         return run_docker_trial(task, agent, limits, oracle=oracle)
     return run_trial(task, agent, limits, oracle=oracle)
-
-
-def read_trials(path: Path) -> list[TrialResult]:
-    """The trials recorded in a `trials.jsonl` (`core.jsonfile.read_log`: a torn last line from an
-    interrupted run is dropped and that trial redone)."""
-    return [TrialResult(**record) for record in read_log(path)]
-
-
-def run_agent(
-    tasks: Sequence[Task],
-    agent: Agent,
-    limits: RunLimits,
-    trials_file: Path,
-    *,
-    oracle: bool = False,
-    jobs: int = 1,
-    backend: str = "process",
-    runner: str = "local",
-    on_result: Callable[[TrialResult], None] | None = None,
-) -> list[TrialResult]:
-    """`agent` on every task (a fresh sandbox, or with `runner="docker"` a compose project, each),
-    `jobs` at a time; trials already in `trials_file` for this agent are kept, not rerun."""
-    done = {t.task_id: t for t in read_trials(trials_file) if t.agent == agent.name}
-    todo = [t for t in tasks if t.task_id not in done]
-
-    def record(result: TrialResult) -> None:
-        append_log(trials_file, dataclasses.asdict(result))
-        done[result.task_id] = result
-        if on_result is not None:
-            on_result(result)
-
-    work = [(t, agent, limits, oracle, runner) for t in todo]
-    if backend == "ray" and work:
-        for result in parallel_map(_trial, work, backend="ray"):
-            record(result)
-    elif jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            try:
-                for future in as_completed([pool.submit(_trial, w) for w in work]):
-                    record(future.result())
-            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops its trial and cleans up
-                interrupt_workers(pool)
-                raise
-    else:
-        for w in work:
-            record(_trial(w))
-    return [done[t.task_id] for t in tasks]
 
 
 def _rate(trials: Sequence[TrialResult], category: str) -> float | None:

@@ -1,23 +1,28 @@
-"""`iclr26 run devops_gym`: write the built-here suite (or load a Terminal-Bench task folder), run the
-oracle and null agents (the suite's validity check) and the shell agent over a chat model, and
-print DevOps-Gym's category table: success per category, Overall over build, monitoring, issue
-resolving and test generation, and end-to-end apart; with per-task time, steps and tokens."""
+"""`iclr26 run devops_gym`: write the built-here suite (or load a Terminal-Bench task folder), then run
+the study (`core.study`): the oracle and null agents (the suite's validity check), the constant-label
+floor and the shell agent over the run's model, on each task; print DevOps-Gym's category table
+(success per category, Overall over build, monitoring, issue resolving and test generation,
+end-to-end apart) with per-task time, steps and tokens, and judge the agent against the floor."""
 
 from __future__ import annotations
 
-import time
+import dataclasses
+import functools
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-from iclr26.agents import NULL, ORACLE, Episode, write_html
+from iclr26.agents import Agent, Episode, write_html
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.errors import UserError
 from iclr26.core.records import markdown_table
+from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
-from iclr26.devops_gym.agent import null_agent, oracle_agent, shell_agent
-from iclr26.devops_gym.config import DevOpsConfig
-from iclr26.devops_gym.evaluate import COLUMNS, TASK_COLUMNS, category_row, run_agent, task_rows
+from iclr26.devops_gym.agent import constant_agent, null_agent, oracle_agent, shell_agent
+from iclr26.devops_gym.config import AGENTS, DevOpsConfig
+from iclr26.devops_gym.evaluate import COLUMNS, TASK_COLUMNS, category_row, run_task, task_rows
 from iclr26.devops_gym.runner import RunLimits, TrialResult
 from iclr26.devops_gym.task import Task, load_tasks
 
@@ -80,8 +85,8 @@ def _llm_subset(tasks: list[Task], k: int) -> list[Task]:
     return _in_turn(list(by_category.values()), k)
 
 
-def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
-    """Run every configured agent over the selected tasks and tabulate."""
+def _tasks(cfg: DevOpsConfig, ctx: RunContext) -> list[Task]:
+    """The selected tasks this runner can run (the built-here suite is written into the run folder)."""
     if cfg.tasks == "builtin":
         from iclr26.devops_gym.suite import build_suite
 
@@ -95,77 +100,111 @@ def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
         ok, why = docker_available()
         if not ok:
             raise UserError(f"runner=docker needs a Docker engine: {why}")
-        local = tasks
-    else:
-        local = [t for t in tasks if not t.needs_docker]
-        if len(local) < len(tasks):
-            ctx.log(f"{len(tasks) - len(local)} tasks need Docker (no workspace/): they need runner=docker")
-        if not local:
-            raise UserError(f"every selected task under {root} needs Docker: set runner=docker")
+        return tasks
+    local = [t for t in tasks if not t.needs_docker]
+    if len(local) < len(tasks):
+        ctx.log(f"{len(tasks) - len(local)} tasks need Docker (no workspace/): they need runner=docker")
+    if not local:
+        raise UserError(f"every selected task under {root} needs Docker: set runner=docker")
+    return local
+
+
+ARMS = {
+    "oracle": Arm("oracle", "oracle"),
+    "null": Arm("null", "null"),
+    "constant": Arm("constant", "floor", floor="constant label"),
+    "llm": Arm("llm", "method"),
+}
+"""The arms by `agents` name: the oracle (solution.sh), the null (DONE at once), the floor (the
+constant label `healthy` on monitoring, nothing elsewhere) and the method (the shell agent)."""
+
+
+def study(cfg: DevOpsConfig, tasks: list[Task]) -> Study:
+    """devops_gym as a study: the units are the tasks, the arms the agents; the claim (with the llm and
+    the floor on) is the shell agent against the constant-label floor on tasks resolved, paired over the
+    tasks with a bootstrap interval (a 0/1 metric); where both resolve nothing (0 vs 0) it is
+    `uninformative`. The floor is the claim's baseline, so the claim's own floor is the constant 0: an
+    agent below the floor arm did not hold, not "uninformative"."""
+    arms = [ARMS[a] for a in AGENTS if a in cfg.agents]
+    units = [Unit(t.task_id, cfg.seed, {"category": t.spec.category}) for t in tasks]
+    claims = []
+    if "llm" in cfg.agents and "constant" in cfg.agents:
+        label = "tasks resolved (0/1), paired over the tasks the agent ran"
+        claims.append(Claim("resolved", "llm", ("constant",), interval="bootstrap", floor=0.0, label=label))
+    llm_units = {t.task_id for t in _llm_subset(tasks, cfg.llm_tasks)}
+    measure = functools.partial(_measure, cfg, {t.task_id: t for t in tasks}, llm_units)
+    views = functools.partial(_views, cfg)
+    return Study("devops_gym", arms, units, measure, claims=claims, metrics=["resolved"],
+                 pass_metric="resolved", config=cfg, seed=cfg.seed, views=views)  # fmt: skip
+
+
+def run(cfg: DevOpsConfig, ctx: RunContext) -> Report:
+    """Every configured agent on each selected task (`core.study.run_study`: resumable from
+    `cells.jsonl`, `--jobs` tasks at once, one sandbox each), then the category table."""
+    return run_study(study(cfg, _tasks(cfg, ctx)), ctx).report
+
+
+def _agent(cfg: DevOpsConfig, arm: Arm, task: Task, ctx: RunContext) -> Agent:
+    if arm.name == "oracle":
+        return oracle_agent([task])
+    if arm.name == "constant":
+        return constant_agent([task])
+    if arm.name == "null":
+        return null_agent()
+    return shell_agent(
+        ctx.chat_model(),
+        max_tokens=cfg.max_tokens,
+        history_turns=cfg.history_turns or None,
+        seed=cfg.seed,
+        prefill_command=cfg.prefill_command,
+    )
+
+
+def _measure(
+    cfg: DevOpsConfig, tasks: dict[str, Task], llm_units: set[str], arm: Arm, unit: Unit, ctx: RunContext
+) -> dict[str, Any]:
+    """One agent on one task: `resolved` (0/1) and the trial's record (its episode included, for the
+    transcripts page). The llm arm runs only its `llm_tasks` subset: elsewhere the cell is empty."""
+    if arm.name == "llm" and unit.key not in llm_units:
+        return {}
+    task = tasks[unit.key]
     limits = RunLimits(
         command_timeout_s=cfg.command_timeout_s,
         max_steps=cfg.max_steps,
         output_chars=cfg.output_chars,
         agent_timeout_s=cfg.agent_timeout_s or None,
     )
-    trials_file = ctx.out_dir / "trials.jsonl"
-    results: dict[str, list[TrialResult]] = {}
-    seconds: dict[str, float] = {}
-    for name in cfg.agents:
-        t0 = time.perf_counter()
-        if name == "llm":
-            model = ctx.chat_model()
-            agent = shell_agent(
-                model,
-                max_tokens=cfg.max_tokens,
-                history_turns=cfg.history_turns or None,
-                seed=cfg.seed,
-                prefill_command=cfg.prefill_command,
-            )
-            subset = _llm_subset(local, cfg.llm_tasks)
-            with ctx.progress(f"{agent.name} on {len(subset)} tasks", len(subset)) as advance:
-                trials = run_agent(
-                    subset, agent, limits, trials_file, runner=cfg.runner, on_result=lambda _: advance(1)
-                )
-        else:
-            agent = oracle_agent(local) if name == "oracle" else null_agent()
-            with ctx.progress(f"{agent.name} on {len(local)} tasks", len(local)) as advance:
-                trials = run_agent(
-                    local,
-                    agent,
-                    limits,
-                    trials_file,
-                    oracle=name == "oracle",
-                    jobs=cfg.jobs,
-                    backend=cfg.backend,
-                    runner=cfg.runner,
-                    on_result=lambda _: advance(1),
-                )
-        results[agent.name] = trials
-        seconds[agent.name] = time.perf_counter() - t0
-        if name == "llm":  # the transcripts, as a page to read
-            episodes = [Episode.from_json(t.episode) for t in trials]
-            write_html(ctx.out_dir / "episodes.html", episodes, f"{agent.name} on DevOps-Gym")
-        ctx.log(
-            f"{agent.name}: {sum(t.resolved for t in trials)}/{len(trials)} resolved, "
-            f"{seconds[agent.name]:.0f} s"
-        )
-    return _report(cfg, local, results, seconds)
-
-
-def _report(
-    cfg: DevOpsConfig, tasks: list[Task], results: dict[str, list[TrialResult]], seconds: dict[str, float]
-) -> Report:
-    rows = [category_row(name, trials) for name, trials in results.items()]
-    table = Table(
-        f"Success by category ({len(tasks)} tasks)",
-        COLUMNS,
-        rows + [list(r) for r in PAPER_ROWS],
-        caption="Overall = mean of build, monitoring, issue resolving and test generation; end-to-end apart. "
-        "The oracle must resolve every task and the null agent none (the suite's validity check).",
+    trial = run_task(
+        task, _agent(cfg, arm, task, ctx), limits, oracle=arm.name == "oracle", runner=cfg.runner
     )
-    notes = [f"{name}: {s:.0f} s wall" for name, s in seconds.items()]
-    oracle, null = results.get(ORACLE), results.get(NULL)
+    return {**dataclasses.asdict(trial), "resolved": int(trial.resolved)}
+
+
+def _trials(result: StudyResult, arm: str) -> list[TrialResult]:
+    """The trials of `arm` read back from its cells (the empty ones left out)."""
+    return [
+        TrialResult(**{**c.metrics, "resolved": bool(c.metrics["resolved"])})
+        for c in result.records(arm)
+        if c.metrics
+    ]
+
+
+def _views(cfg: DevOpsConfig, result: StudyResult, ctx: RunContext) -> Report:
+    """DevOps-Gym's category table (every agent, the paper's rows below), the llm's per-task table and
+    transcripts page, the suite's validity line and the task start-up times."""
+    results = {a.name: _trials(result, a.name) for a in result.study.arms}
+    names = {a: trials[0].agent if trials else a for a, trials in results.items()}
+    n = len(result.study.units)
+    table = Table(
+        f"Success by category ({n} tasks)",
+        COLUMNS,
+        [category_row(names[a], trials) for a, trials in results.items()] + [list(r) for r in PAPER_ROWS],
+        caption="Overall = mean of build, monitoring, issue resolving and test generation; end-to-end apart. "
+        "The oracle must resolve every task and the null agent none (the suite's validity check); the "
+        "constant floor reports 'healthy' on every monitoring task without looking.",
+    )
+    notes = []
+    oracle, null = results.get("oracle"), results.get("null")
     if oracle is not None and null is not None:
         failed = [t.task_id for t in oracle if not t.resolved]
         passed = [t.task_id for t in null if t.resolved]
@@ -182,21 +221,23 @@ def _report(
             f"task startup (sandbox, tmux, service): median {sorted(setup)[len(setup) // 2]:.2f} s, "
             f"max {max(setup):.2f} s"
         )
-    llm = [trials for name, trials in results.items() if name not in (ORACLE, NULL)]
     tables = [table]
+    llm = results.get("llm")
     if llm:
-        tables.append(Table("The LLM agent per task", TASK_COLUMNS, task_rows(llm[0])))
+        tables.append(Table("The LLM agent per task", TASK_COLUMNS, task_rows(llm)))
+        episodes = [Episode.from_json(t.episode) for t in llm]  # the transcripts, as a page to read
+        write_html(ctx.out_dir / "episodes.html", episodes, f"{names['llm']} on DevOps-Gym")
         modes: dict[str, int] = defaultdict(int)
-        for t in llm[0]:
+        for t in llm:
             modes[t.failure_mode] += 1
         notes.append("llm failure modes: " + ", ".join(f"{k} {v}" for k, v in sorted(modes.items())))
-        overall = category_row("llm", llm[0])[5]
+        overall = category_row("llm", llm)[5]
         notes.append(
-            f"{llm[0][0].agent if llm[0] else 'llm'}: Overall {overall}% "
+            f"{names['llm']}: Overall {overall}% "
             "(paper: 27.54% for the best agent, Claude Code + Claude-4-Sonnet; end-to-end 0% for all)"
         )
     print(markdown_table(table.columns, table.rows))
-    return Report(tables=tables, notes=notes)  # a benchmark paper: no method-vs-baseline claim
+    return Report(tables=tables, notes=notes)
 
 
 DEMO_TASKS = (
@@ -223,9 +264,10 @@ PRESETS = preset_table(
         command_timeout_s=20.0,
         agent_timeout_s=180.0,
     ),
-    # CI: the five categories, Go and the monitored services only, oracle and null, a few seconds each
-    smoke={"languages": ("go", "python"), "per_category": 1, "agents": ("oracle", "null")},
-    # the tour: two tasks per category (Go and services), oracle and null, SmolLM2 on one task per category
+    # CI: the five categories, Go and the monitored services only, oracle, null and the floor
+    smoke={"languages": ("go", "python"), "per_category": 1, "agents": ("oracle", "null", "constant")},
+    # the tour: two tasks per category (Go and services), oracle, null and the floor, SmolLM2 on one
+    # task per category
     demo={
         "task_ids": DEMO_TASKS,
         "llm_tasks": 5,

@@ -9,6 +9,11 @@ run `--llm http --parallel threads --jobs k`. Every run starts in a new folder, 
 is empty (no call is answered from it; checked), and the reasoning temperature is 0. Saves
 results/llm_parallel.json: wall seconds per k, the speed-up over k = 1, whether every cell's answer
 and tokens are the same as at k = 1, with the command, date and machine. Not part of the test suite.
+
+    python benchmarks/core/llm_parallel.py --slots 1 --tag slots1   # requests queue: same answers
+
+With `--slots 4` the server decodes the k requests in one batch, and llama.cpp's batched kernels are
+not bit-identical to one sequence at a time, so a greedy reply may differ; with one slot it cannot.
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ def main() -> None:
         "suite": f"sci_refine smoke, {args.questions} questions, rows baseline, explicit_rag, injector "
         f"(+ 4 reference arms that call no model), max_tokens {args.max_tokens}, temperature 0",
         "server": f"embedded SmolLM2-135M-Instruct (xllamacpp HTTP on 127.0.0.1), {args.slots} slots, "
-        f"{embedded_threads()} llama.cpp threads",
+        f"{embedded_threads()} llama.cpp threads, no prompt-prefix reuse",
         "runs": {str(k): v for k, v in runs.items()},
     }
     path = RESULTS.with_stem(f"{RESULTS.stem}_{args.tag}") if args.tag else RESULTS

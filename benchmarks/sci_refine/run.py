@@ -3,7 +3,7 @@
     python benchmarks/sci_refine/run.py                 # 8 questions × 7 rows, 3 proposers, SmolLM2
 
 Saves results/sci_refine_<preset>[_<tag>].json and the figure beside it. Runs resume from the run
-folder's answers.jsonl (and its LLM cache), so an interrupted benchmark continues where it stopped.
+folder's cells.jsonl (and its LLM caches), so an interrupted benchmark continues where it stopped.
 """
 
 from __future__ import annotations

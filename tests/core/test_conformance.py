@@ -10,6 +10,10 @@ its file and line.
   passed in explicitly.
 - No class named `*Agent` outside `agents/` unless it implements `iclr26.agents.Agent` (the protocol
   in `agents/loop.py`): a policy, a player or a scorer is named for what it is.
+- No system calls `get_chat_model`: the run's model is `ctx.chat_model()` (`--llm`).
+- A ported system (not in `NOT_YET_PORTED`) has `study(...) -> Study`, its `run` calls `run_study`,
+  it writes no resume ledger and builds no `ClaimCheck` of its own, and its study declares a floor
+  arm (a task benchmark also an oracle and a null).
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ SHARED = ["core", "agents", "rlvr"]
 TOP_LEVEL = "iclr26"  # the package's own modules: cli, catalog, __main__
 GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 
-# The systems whose `run()` does not return a `core.study.Study` yet: every catalog system but the
-# three ported first (pic, devops_gym, sci_refine). Not enforced yet: the lead wires it to the study
-# checks; issue 58's next step ports these and empties the list.
+# The systems whose `run()` does not run a `core.study.Study` yet: every catalog system but the
+# three ported first (pic, devops_gym, sci_refine). The study rules below hold for every other
+# system; issue 58's next step ports these and empties the list.
 NOT_YET_PORTED = [
     "scaf_grpo",
     "tiered_pruning",
@@ -293,3 +297,69 @@ def test_agent_classes_implement_the_agent_protocol(group):
         "(CONTRIBUTING.md); otherwise name it for what it is (a policy, a player, a scorer)\n"
         + "\n".join(found)
     )
+
+
+# -- the study contract (issue 58, items 5 and 7) ---------------------------------------------------
+
+PORTED = [s for s in SYSTEMS if s not in NOT_YET_PORTED]
+BENCHMARKS = {"devops_gym", "scienceboard", "liveweb_ie", "glow", "conavbench"}
+"""Task benchmarks: besides floors, their study declares an oracle and a null arm."""
+OWN_LEDGER_OR_VERDICT = {"ClaimCheck", "append_log", "read_log", "write_done", "read_done"}
+"""What a ported system leaves to `core.study`: the resume ledger and the claim check."""
+
+
+def called_names(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every call in `source`, by the called name (`f(...)`, `x.f(...)` -> f) and of
+    every attribute call on a name (`ClaimCheck.paired(...)` -> ClaimCheck)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                out.append((node.lineno, func.id))
+            elif isinstance(func, ast.Attribute):
+                out.append((node.lineno, func.attr))
+                if isinstance(func.value, ast.Name):
+                    out.append((node.lineno, func.value.id))
+    return out
+
+
+def test_called_names_sees_plain_attribute_and_class_method_calls():
+    found = {name for _, name in called_names("a(); m.b(); ClaimCheck.paired(1); x = c")}
+    assert found == {"a", "m", "b", "ClaimCheck", "paired"}
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_no_system_picks_its_own_model(system):
+    """The run's model is `ctx.chat_model()` (`--llm`); `get_chat_model` under a system ignores it."""
+    bad = [
+        where(p, line)
+        for p in modules(system)
+        for line, name in called_names(p.read_text(encoding="utf-8"))
+        if name == "get_chat_model"
+    ]
+    assert not bad, f"{system} calls get_chat_model (use ctx.chat_model()): {bad}"
+
+
+@pytest.mark.parametrize("system", PORTED)
+def test_a_ported_system_runs_a_study_with_floors_and_keeps_no_ledger_of_its_own(system):
+    from iclr26.core.study import Study
+
+    module = importlib.import_module(f"iclr26.{system}.system")
+    study = getattr(module, "study", None)
+    assert callable(study), f"iclr26.{system}.system has no study(...) -> Study"
+    assert inspect.signature(study).return_annotation in (Study, "Study"), f"{system}: study() -> Study"
+    assert "run_study" in {name for _, name in called_names(inspect.getsource(module.run))}, (
+        f"{system}: run() does not call core.study.run_study"
+    )
+    bad = [
+        where(p, line)
+        for p in modules(system)
+        for line, name in called_names(p.read_text(encoding="utf-8"))
+        if name in OWN_LEDGER_OR_VERDICT
+    ]
+    assert not bad, f"{system} keeps its own ledger or verdict (core.study owns them): {bad}"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in modules(system))
+    declared = {role for role in ("floor", "oracle", "null") if f'"{role}"' in text}
+    need = {"floor", "oracle", "null"} if system in BENCHMARKS else {"floor"}
+    assert need <= declared, f"{system}'s study declares no {sorted(need - declared)} arm"

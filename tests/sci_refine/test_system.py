@@ -1,6 +1,7 @@
 """The `sci_refine` system end to end on the smoke preset with the embedded SmolLM2: every row answers
 the same built-here questions, the build-up table and the figure are written, the grader's reference
-rows are 100 / 0, and a re-run on the same folder resumes from answers.jsonl without asking again."""
+rows are 100 / 0, the floors sit below the rows, and a re-run on the same folder resumes from
+cells.jsonl without asking again."""
 
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ def test_smoke_runs_every_row_and_resumes(tmp_path) -> None:
     out = tmp_path / "run"
     record, run_dir = run_system(SYSTEM, "smoke", out=out)
     assert record.status == "complete"
-    answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
-    assert {a["row"] for a in answers} == {"baseline", "explicit_rag", "injector"}
-    assert len({a["id"] for a in answers}) == 2 and len(answers) == 6
+    cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    rows = {"baseline", "explicit_rag", "injector"}
+    answers = [{"row": c["arm"], "id": c["unit"], **c["metrics"]} for c in cells if c["arm"] in rows]
+    assert {c["arm"] for c in cells} == rows | {"gold", "no_answer", "constant_A", "copy_question"}
+    assert len({a["id"] for a in answers}) == 2 and len(answers) == 6 and len(cells) == 14
+    assert not (out / "answers.jsonl").exists()  # the study's ledger is the only one
     for a in answers:
         assert a["tokens"] > 0 and a["calls"] >= 1 and a["steps"] >= 1
         if a["row"] == "baseline":
@@ -30,9 +34,15 @@ def test_smoke_runs_every_row_and_resumes(tmp_path) -> None:
         # evidence is named only for questions that need retrieval; a row that never searched finds none
         assert (a["evidence_found"] is None) is (a["needs_retrieval"] is False)
         if a["retrieval_calls"] == 0 and a["needs_retrieval"]:
-            assert a["evidence_found"] is False
+            assert a["evidence_found"] == 0
     buildup, grader = record.report.tables[:2]
-    assert [r[0] for r in buildup.rows] == ["baseline", "explicit_rag", "injector"]
+    assert [r[0] for r in buildup.rows] == [
+        "baseline",
+        "explicit_rag",
+        "injector",
+        "constant_A",
+        "copy_question",
+    ]
     assert [r[1] for r in grader.rows] == [100.0, 0.0]
     assert record.report.figures == ["buildup.png"] and (run_dir / "buildup.png").stat().st_size > 0
     assert sorted(p.name for p in out.glob("llm-cache-*.sqlite")) == [
@@ -40,9 +50,12 @@ def test_smoke_runs_every_row_and_resumes(tmp_path) -> None:
         "llm-cache-explicit_rag.sqlite",
         "llm-cache-injector.sqlite",
     ]  # one cache per row: a row's tokens never come from another row's answers
+    # 2 questions: fewer pairs than the claim rule needs
+    assert record.report.claim_check.verdict == "not tested"
     again, _ = run_system(SYSTEM, "smoke", out=out)
-    assert len((out / "answers.jsonl").read_text().splitlines()) == 6  # nothing answered twice
+    assert len((out / "cells.jsonl").read_text().splitlines()) == 14  # nothing answered twice
     assert again.report.tables[0].rows == buildup.rows
+    assert again.llm_usage is None or again.llm_usage["calls"] == 0
 
 
 def test_bad_config_names_the_field() -> None:

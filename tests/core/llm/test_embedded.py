@@ -1,3 +1,5 @@
+from concurrent.futures import ThreadPoolExecutor
+
 import jsonschema
 import pytest
 
@@ -86,3 +88,25 @@ def test_thread_count_from_the_environment(monkeypatch):
     monkeypatch.setenv("ICLR26_LLM_THREADS", "two")
     with pytest.raises(UserError, match="ICLR26_LLM_THREADS must be a positive integer, got 'two'"):
         embedded_threads()
+
+
+def test_a_reply_does_not_depend_on_the_request_before_it(smollm2):
+    """At temperature 0 a request gets the same reply whatever the server answered before it: a
+    resumed or `--jobs` run asks in another order. With llama.cpp's prompt-prefix reuse on, one of
+    these twelve replies changed when asked again in reverse after four had been in flight at once."""
+    system = "You are a careful scientist. Answer the question with a short reasoning and then 'Answer: X'."
+    questions = [
+        f"Question {i}: what is {i * 7 + 3} times {i + 2}, and which of A) {i} B) {i * 3} "
+        f"C) {(i * 7 + 3) * (i + 2)} D) 0 is right?"
+        for i in range(12)
+    ]
+
+    def ask(q: str) -> str:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": q}]
+        return smollm2.chat(messages, max_tokens=48, temperature=0.0, seed=1)[0].text
+
+    forward = [ask(q) for q in questions]
+    with ThreadPoolExecutor(4) as pool:  # leaves a different prompt in each of the 4 slots
+        list(pool.map(ask, questions))
+    backward = [ask(q) for q in reversed(questions)][::-1]
+    assert forward == backward

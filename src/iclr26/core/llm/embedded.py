@@ -88,6 +88,12 @@ class EmbeddedChatModel(OpenAIWireModel):
         params.cpuparams.n_threads = n_threads or embedded_threads()
         params.cpuparams_batch.n_threads = params.cpuparams.n_threads
         params.warmup = False
+        # No prompt-prefix reuse between requests: with it, a slot's leftover KV from the previous
+        # request changes how the next prompt is split into batches, and at temperature 0 the same
+        # request answered after another gave a different reply (1 of 12 short prompts, in reverse
+        # order, benchmarks/core/llm_parallel.py's note). A resumed or --jobs run answers cells in
+        # another order, so reuse would make its answers depend on that order.
+        params.cache_prompt = False
         params.verbosity = -1
         params.hostnames = ["127.0.0.1"]
         params.port = port

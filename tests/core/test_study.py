@@ -423,3 +423,25 @@ def test_tokens_spent_in_worker_processes_reach_the_runs_llm_usage(tmp_path):
     usage = ctx.llm_usage()
     assert usage is not None and usage["calls"] == 4
     assert usage["prompt_tokens"] == sum(len(u.key) for u in units)
+
+
+def test_the_claim_carries_the_floors_on_its_paired_units_to_the_report(tmp_path):
+    """The demo page and report.md set each floor beside the method and its baseline, averaged over
+    the units the claim paired (not over every unit the floor ran on)."""
+
+    def subset(arm: Arm, unit: Unit, ctx: RunContext) -> dict:
+        return {} if arm.name == "ours" and unit.seed == 0 else noisy_measure(arm, unit, ctx)
+
+    result = run_study(toy_study(measure=subset), ctx_in(tmp_path))
+    check = result.report.claim_check
+    zero = result.values("zero", "score")
+    assert check.n == 3 and check.floors == {
+        "zero": pytest.approx(np.mean([zero[k] for k in ("u1", "u2", "u3")]))
+    }
+    rec = RunRecord("toy", "smoke", {}, 0, "now", 1.0, "complete", result.report)
+    save_record(tmp_path, rec)
+    assert load_record(tmp_path).report.claim_check.floors == check.floors
+    assert "Floors on the same units: zero " in render_report(rec)
+    without = Study("bare", [Arm("ours"), Arm("base", "baseline")], [Unit(f"u{i}", i) for i in range(3)],
+                    noisy_measure, claims=[Claim("score", "ours", ("base",))])  # fmt: skip
+    assert run_study(without, ctx_in(tmp_path / "bare")).report.claim_check.floors is None

@@ -84,6 +84,7 @@ class ClaimCheck:
     n: int | None = None  # paired units compared
     interval: list[float] | None = None  # interval of the mean paired difference, method − baseline
     rule: str = ""  # how the interval was made, e.g. "± 2 SE of 8 paired differences"
+    floors: dict[str, float] | None = None  # each floor arm's mean of the metric over the paired units
 
     def __post_init__(self) -> None:
         if self.interval is not None:
@@ -309,6 +310,9 @@ def render_report(record: RunRecord) -> str:
             f"{format_cell(cc.method_value)} vs {cc.baseline} {format_cell(cc.baseline_value)} "
             f"→ {cc.verdict}" + _claim_noise(cc)
         )
+        if cc.floors:
+            shown = ", ".join(f"{k} {format_cell(v)}" for k, v in cc.floors.items())
+            lines.append(f"Floors on the same units: {shown}.")
     for t in record.report.tables:
         lines.append(f"\n## {t.title}\n")
         lines.append(markdown_table(t.columns, t.rows))

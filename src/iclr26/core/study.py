@@ -28,7 +28,7 @@ import multiprocessing
 import multiprocessing.util
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -415,6 +415,9 @@ def _judge(study: Study, cells: dict[tuple[str, str], CellRecord], ctx: RunConte
         method = result.values(claim.method, claim.metric)
         for baseline in claim.baselines:
             check = judge(claim, baseline, method, result.values(baseline, claim.metric), floors)
+            check.floors = floor_means(
+                result, claim.metric, method.keys() & result.values(baseline, claim.metric).keys()
+            )
             if invalid:
                 check = dataclasses.replace(
                     check, verdict="not tested", rule="the suite is invalid: " + "; ".join(invalid)
@@ -431,6 +434,20 @@ def _judge(study: Study, cells: dict[tuple[str, str], CellRecord], ctx: RunConte
     notes = [f"invalid suite: {line}" for line in invalid] + list(views.notes)
     result.report = Report(tables=tables, figures=list(views.figures), claim_check=primary, notes=notes)
     return result
+
+
+def floor_means(result: StudyResult, metric: str, keys: Collection[str]) -> dict[str, float] | None:
+    """Each floor arm's mean of `metric` over `keys` (the units a claim paired), for the reader to
+    set beside the method and its baseline; None when the study has no floor arm."""
+    out = {}
+    for arm in result.study.arms:
+        if arm.role != "floor":
+            continue
+        vals = [float(v) for k, v in result.values(arm.name, metric).items() if k in keys and _scalar(v)]
+        vals = [v for v in vals if math.isfinite(v)]
+        if vals:
+            out[arm.name] = float(np.mean(vals))
+    return out or None
 
 
 def arm_interval(values: Sequence[float], bootstrap: bool = False) -> tuple[float, float]:

@@ -6,7 +6,8 @@ OpenMP/BLAS thread counts). A system that fails is reported and the others go on
 folder the tour resumes: a system whose run there is complete is not run again, and one that
 was interrupted resumes from its own checkpoints. The summary (`index.html`, `report.md`,
 `summary.json`) shows, per system, the paper's claim, the demo's measured figure for method and
-baseline, the verdict, the main plot, and a link to the `bench` evidence in its README.
+baseline with its floors on the same units, the one-rule verdict and how it was made, the main
+plot, and a link to the `bench` evidence in its README.
 
 Expected times come from `demo_times.json` beside this package's root, written by
 `benchmarks/demo/times.py` (measured, with its date and machine).
@@ -220,7 +221,7 @@ def _readme_link(system: System) -> str:
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
-    """One dict per system: claim, metric, method and baseline figures, verdict, plot, wall time."""
+    """One dict per system: claim, metric, method, baseline and floor figures, verdict, plot, wall time."""
     rows = []
     for o in outcomes:
         cc = o.record.report.claim_check if o.record else None
@@ -235,6 +236,10 @@ def summary_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
                 "method": f"{cc.method} {format_cell(cc.method_value)}" if cc else None,
                 "baseline": f"{cc.baseline} {format_cell(cc.baseline_value)}" if cc else None,
                 "verdict": cc.verdict if cc else ("failed" if o.status == "failed" else "no claim check"),
+                "floors": ", ".join(f"{k} {format_cell(v)}" for k, v in (cc.floors or {}).items())
+                if cc
+                else None,
+                "rule": cc.rule if cc else None,
                 "figure": f"{o.system.name}/{figures[0]}" if figures else None,
                 "readme": _readme_link(o.system),
                 "wall_s": round(o.wall_s, 1),
@@ -285,9 +290,11 @@ def render_html(
         parts.append(f"<h2>{esc(r['system'])}</h2><div>{esc(r['title'])}</div>")
         parts.append(f"<p class='claim'>Paper's claim: {esc(r['claim'])}</p>")
         if r["metric"]:
+            floors = f" · floors: {esc(r['floors'])}" if r.get("floors") else " · no floor arm"
+            rule = f" <small>({esc(r['rule'])})</small>" if r.get("rule") else ""
             parts.append(
-                f"<p>{esc(r['metric'])}: <b>{esc(r['method'])}</b> vs {esc(r['baseline'])} "
-                f"<span class='verdict {cls}'>{esc(r['verdict'])}</span></p>"
+                f"<p>{esc(r['metric'])}: <b>{esc(r['method'])}</b> vs {esc(r['baseline'])}{floors} "
+                f"<span class='verdict {cls}'>{esc(r['verdict'])}</span>{rule}</p>"
             )
         else:
             parts.append(f"<p><span class='verdict {cls}'>{esc(r['verdict'])}</span> {esc(r['error'])}</p>")
@@ -308,9 +315,18 @@ def write_summary(
     clock, when known); returns the HTML path."""
     rows = summary_rows(outcomes)
     total = sum(o.wall_s for o in outcomes)
-    columns = ["system", "paper's claim", "metric", "method", "baseline", "claim", "wall s"]
+    columns = ["system", "paper's claim", "metric", "method", "baseline", "floors", "verdict", "wall s"]
     table = [
-        [r["system"], r["claim"], r["metric"], r["method"], r["baseline"], r["verdict"], r["wall_s"]]
+        [
+            r["system"],
+            r["claim"],
+            r["metric"],
+            r["method"],
+            r["baseline"],
+            r["floors"],
+            r["verdict"],
+            r["wall_s"],
+        ]
         for r in rows
     ]
     md = [f"# iclr26 {preset} summary\n", markdown_table(columns, table)]

@@ -56,7 +56,8 @@ def save_preset_result(
     record, run_dir: Path, results_dir: Path, stem: str, preset: str, tag: str = ""
 ) -> Path:
     """Save a finished run's tables, claim check, config and provenance as
-    `results_dir/<stem>_<preset>[_<tag>].json`, copy its figures beside it, print its report."""
+    `results_dir/<stem>_<preset>[_<tag>].json`, its study ledger as `....cells.jsonl` and its figures
+    beside it; print its report."""
     results_dir.mkdir(parents=True, exist_ok=True)
     suffix = f"_{preset}{'_' + tag if tag else ''}"
     path = results_dir / f"{stem}{suffix}.json"
@@ -72,6 +73,9 @@ def save_preset_result(
         "notes": record.report.notes,
     }
     path.write_text(json.dumps(payload, indent=1) + "\n")
+    ledger = run_dir / "cells.jsonl"  # a study's cells: every figure of the tables traces to one
+    if ledger.is_file():
+        shutil.copyfile(ledger, path.with_suffix(".cells.jsonl"))
     for fig in record.report.figures:  # e.g. frames.png -> results/frames_bench.png, for the README
         src = run_dir / fig
         if src.is_file():

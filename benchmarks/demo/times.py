@@ -46,7 +46,10 @@ def main() -> None:
             "status": o.status,
             "wall_s": round(o.wall_s, 1),
             "within_budget": o.wall_s <= BUDGET_S,
-            **{k: summary[o.system.name][k] for k in ("metric", "method", "baseline", "verdict")},
+            **{
+                k: summary[o.system.name].get(k)
+                for k in ("metric", "method", "baseline", "floors", "verdict", "rule")
+            },
         }
         for o in outcomes
     ]

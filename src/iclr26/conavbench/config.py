@@ -14,10 +14,12 @@ from iclr26.conavbench.splits import N_COLLAB, N_SCENES, N_SINGLE
 from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int
 
-AGENTS = ("oracle", "null", "random", "greedy", "collaborative", "llm")
+AGENTS = ("oracle", "null", "stay", "random", "greedy", "collaborative", "llm")
 """oracle: shortest paths, the reference schedule, no noise (must pass every episode); null: stops
-at once (must pass none); random; greedy: the primary does the whole mission alone; collaborative:
-allocates per the episode's type and hands off at the relay; llm: a chat model picks sub-goals."""
+at once, noise-free (must pass none); stay: stays in place under the planners' noise (the floor);
+random: uniform random actions (a floor); greedy: the primary does the whole mission alone;
+collaborative: allocates per the episode's type and hands off at the relay; llm: a chat model picks
+sub-goals."""
 PROTOCOLS = ("high", "step")
 SPLITS = ("all", "train", "val", "test")
 
@@ -44,10 +46,10 @@ class NavConfig:
     data_dir: str = ""
     """folder for the generated split (empty: the run folder's data/); a re-run resumes it"""
     jobs: int = 2
-    """worker processes generating scenes"""
+    """worker processes generating scenes (the study's cells run `iclr26 run --jobs N` at once)"""
     eval_split: str = "all"
     """which episodes the agents run on: all, or the train / val / test part"""
-    agents: tuple[str, ...] = ("oracle", "null", "random", "greedy", "collaborative")
+    agents: tuple[str, ...] = ("oracle", "null", "stay", "random", "greedy", "collaborative")
     """agents to evaluate (llm is slow on a CPU: see llm_episodes)"""
     protocols: tuple[str, ...] = PROTOCOLS
     """high: one instruction, the whole mission; step: each move_to leg alone from its reference start"""

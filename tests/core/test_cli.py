@@ -108,7 +108,8 @@ def test_demo_runs_and_summarises(tmp_path):
     res = runner.invoke(cli.app, ["demo", "--only", "dash", "--preset", "smoke", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert [r["system"] for r in summary["rows"]] == ["dash"] and summary["rows"][0]["verdict"] == "held"
+    assert [r["system"] for r in summary["rows"]] == ["dash"]
+    assert summary["rows"][0]["verdict"] == "within noise"  # 4 shapes at smoke (dash/README.md)
     assert (tmp_path / "index.html").exists() and "summary →" in res.output
 
 

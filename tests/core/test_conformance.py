@@ -39,14 +39,9 @@ SHARED = ["core", "agents", "rlvr"]
 TOP_LEVEL = "iclr26"  # the package's own modules: cli, catalog, __main__
 GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 
-# The systems whose `run()` does not run a `core.study.Study` yet: every catalog system but the
-# three ported first (pic, devops_gym, sci_refine). The study rules below hold for every other
-# system; issue 58's next step ports these and empties the list.
+# The systems whose `run()` does not run a `core.study.Study` yet. The study rules below hold for
+# every other system; issue 59 ports these and empties the list.
 NOT_YET_PORTED = [
-    "scaf_grpo",
-    "tiered_pruning",
-    "repro_reward",
-    "dash",
     "vff",
     "deepfaith",
     "slt_reliability",
@@ -56,7 +51,7 @@ NOT_YET_PORTED = [
     "icl_analysis",
     "liveweb_ie",
     "vincie",
-    "glow",  # its port is under way on i59-h2
+    "glow",
 ]
 
 

@@ -95,3 +95,32 @@ def test_parts_are_nested_configs():
         SYSTEM.config("demo", {"check.len": "0"})
     with pytest.raises(ConfigError, match="DashConfig has no field 'check_len'"):
         SYSTEM.config("demo", {"check_len": "64"})
+
+
+def test_on_a_gpu_the_cells_are_timings_and_the_views_add_the_model(tmp_path):
+    """The GPU study (no GPU needed: constructed cells): units (mask, seq), SDPA a second floor, the
+    claim on measured ms; the views rebuild the DAG-model table and tabulate TFLOP/s from the cells."""
+    from rich.console import Console
+
+    from iclr26.core.ledger import CellRecord
+    from iclr26.core.study import StudyResult
+    from iclr26.core.system import RunContext
+    from iclr26.dash.system import _views, study
+
+    cfg = SYSTEM.config("paper", {"gpu.seq_lens": "1024,2048", "sim.seq_lens": "1024", "sim.r": "0.25"})
+    st = study(cfg)
+    assert [u.key for u in st.units] == ["causal/L1024", "causal/L2048", "full/L1024", "full/L2048"]
+    assert {a.name: a.role for a in st.arms}["sdpa"] == "floor"
+    assert st.claims[0].metric == "ms" and not st.claims[0].higher_is_better
+    speed = {"ascending": 100.0, "descending": 150.0, "shift": 160.0, "atomic": 250.0, "sdpa": 300.0}
+    cells = {
+        (a.name, u.key): CellRecord(a.name, u.key, {"ms": 1e3 / speed[a.name], "tflops": speed[a.name]})
+        for a in st.arms
+        for u in st.units
+    }
+    ctx = RunContext(tmp_path, console=Console(quiet=True))
+    report = _views(cfg, [], StudyResult(st, cells, [], []), ctx)
+    sim, bench = report.tables
+    assert sim.title.startswith("DAG model") and len(sim.rows) == 2  # causal and full at 1024
+    assert bench.rows[0] == ["causal", 1024, 100.0, 150.0, 160.0, 250.0, 300.0]
+    assert len(bench.rows) == 4

@@ -40,10 +40,53 @@ def test_smoke_preset_end_to_end_and_resume(tmp_path):
     assert record.status == "complete"
     table = record.report.tables[0]
     assert [r[0] for r in table.rows] == ["pretrained"] * 2 + ["grpo"] * 2 + ["grpo+repro"] * 2
-    assert record.report.claim_check.metric.startswith("overthinking tokens")
+    claim = record.report.claim_check
+    assert claim.metric.startswith("overthinking tokens") and not claim.higher_is_better
+    assert (claim.method, claim.baseline, claim.verdict) == ("grpo+repro", "grpo", "not tested")  # 1 seed
+    cells = read_cells(run_dir / CELLS_FILE)
+    assert sorted(cells) == [("grpo", "s0"), ("grpo+repro", "s0"), ("pretrained", "s0")]
+    floor = cells[("pretrained", "s0")].metrics
+    assert floor["history"] == [] and [r[2] for r in table.rows[:2]] == [
+        floor["eval"][lv]["pass@1"] for lv in "12"
+    ]
+    standard = record.report.tables[2]
+    assert [r[:2] for r in standard.rows] == [
+        ["grpo+repro", "method"],
+        ["grpo", "baseline"],
+        ["pretrained", "floor (untrained)"],
+    ]
     assert (run_dir / "training_curves.png").exists()
-    again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished parts are reused
+    again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished cells are read back
     assert again.report.tables[0] == table
+
+
+def test_claim_is_fewer_overthinking_tokens_with_the_untrained_floor(tmp_path):
+    from rich.console import Console
+
+    from iclr26.core.claim import judge
+    from iclr26.core.system import RunContext
+    from iclr26.repro_reward import SYSTEM
+    from iclr26.repro_reward.system import study
+    from iclr26.rlvr.experiment import Experiment
+
+    cfg = SYSTEM.config("smoke", {"seeds": "3"})
+    st = study(cfg, Experiment(cfg, RunContext(tmp_path, console=Console(quiet=True))))
+    (claim,) = st.claims
+    assert (claim.method, claim.baselines, claim.floor_arm, claim.higher_is_better) == (
+        "grpo+repro",
+        ("grpo",),
+        "pretrained",
+        False,
+    )
+    keys = ("s0", "s1", "s2")
+    floor = dict.fromkeys(keys, 5.0)
+    fewer, more = dict(zip(keys, (1.0, 1.5, 0.5), strict=True)), dict(zip(keys, (3.0, 4.0, 3.5), strict=True))
+    assert judge(claim, "grpo", fewer, more, floor).verdict == "held"
+    assert judge(claim, "grpo", more, fewer, floor).verdict == "did not hold"
+    # RL left both arms at or above the warm start's overthinking on every seed: nothing to compare
+    assert judge(claim, "grpo", dict.fromkeys(keys, 6.0), dict.fromkeys(keys, 5.0), floor).verdict == (
+        "uninformative"
+    )
 
 
 def test_config_errors_name_fields():
@@ -68,7 +111,11 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     over = {"policy.model": str(ckpt), "sft.lr": "1e-3"}
     record, run_dir = run_system(SYSTEM, "smoke", over, out=tmp_path / "r")
     assert record.status == "complete"
-    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("grpo+repro", "s0")]
+    assert sorted(read_cells(run_dir / CELLS_FILE)) == [
+        ("grpo", "s0"),
+        ("grpo+repro", "s0"),
+        ("pretrained", "s0"),
+    ]
 
 
 def test_nested_configs_take_dotted_overrides():

@@ -89,6 +89,26 @@ def test_arms_train_every_method_and_seed_and_are_reused(tmp_path):
     assert calls == ["a", "b+c", "a", "b+c"] and again == records  # finished runs are read back
 
 
+def test_a_floor_arm_is_the_untrained_policy_evaluated_once_per_seed(tmp_path):
+    from iclr26.core.study import Arm as StudyArm
+    from iclr26.core.study import Unit
+
+    ctx = RunContext(tmp_path, console=Console(quiet=True))
+    exp = Experiment(_cfg(seeds=2, seed=1), ctx)
+    exp.pretrain()
+    assert [(u.key, u.seed) for u in exp.units()] == [("s1", 1), ("s2", 2)]
+    calls = []
+    measure = exp.measure(lambda method, trainer: calls.append(method) or Arm())
+    before = {k: v.clone() for k, v in exp.policy.module.state_dict().items()}
+    floor = measure(StudyArm("untrained", "floor", floor="untrained"), Unit("s2", 2), ctx)
+    assert calls == [] and floor["history"] == [] and floor["extra"] == {}
+    assert floor["eval"] == exp.evaluate(exp.trainer(), 2)  # the warm start, seed 2's evaluation samples
+    assert floor["eval"] is exp.untrained(2)  # computed once
+    trained = measure(StudyArm("grpo", "method"), Unit("s2", 2), ctx)
+    assert calls == ["grpo"] and len(trained["history"]) == 2
+    assert all(torch.equal(before[k], v) for k, v in exp.policy.module.state_dict().items())  # RL on a copy
+
+
 def test_no_warm_start_and_natural_prompts(tmp_path):
     cfg = _cfg(
         sft=SFTConfig(steps=0, batch_size=4),

@@ -155,11 +155,52 @@ def test_smoke_preset_end_to_end_and_resume(tmp_path):
     record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
     assert record.status == "complete"
     titles = [t.title for t in record.report.tables]
-    assert titles[0].startswith("The learning cliff") and len(titles) == 3
+    assert titles[0].startswith("The learning cliff") and len(titles) == 4
+    assert titles[3] == "scaf_grpo: every arm, mean over units"
     assert (run_dir / "training_curves.png").exists()
-    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("scaf_grpo", "s0")]
-    again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished parts are reused
+    cells = read_cells(run_dir / CELLS_FILE)
+    assert sorted(cells) == [("grpo", "s0"), ("scaf_grpo", "s0"), ("untrained", "s0")]
+    # the floor's cell is the cliff table's evaluation, and it is in the RL table's last rows
+    cliff = record.report.tables[0]
+    floor = cells[("untrained", "s0")].metrics["eval"]
+    assert [row[1] for row in cliff.rows] == [floor[str(row[0])]["pass@1"] for row in cliff.rows]
+    assert [r[0] for r in record.report.tables[1].rows][-2:] == ["untrained", "untrained"]
+    claim = record.report.claim_check
+    assert (claim.method, claim.baseline, claim.verdict) == ("scaf_grpo", "grpo", "not tested")  # 1 seed
+    again, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished cells are read back
     assert again.report.tables == record.report.tables
+
+
+def test_study_declares_the_untrained_floor_and_judges_zero_vs_zero_uninformative(tmp_path):
+    from rich.console import Console
+
+    from iclr26.core.claim import judge
+    from iclr26.core.system import RunContext
+    from iclr26.rlvr.experiment import Experiment
+    from iclr26.scaf_grpo import SYSTEM
+    from iclr26.scaf_grpo.system import PAST_CLIFF, study
+
+    cfg = SYSTEM.config("smoke", {"seeds": "3"})
+    st = study(cfg, Experiment(cfg, RunContext(tmp_path, console=Console(quiet=True))), [4])
+    assert {a.name: a.role for a in st.arms} == {
+        "grpo": "baseline",
+        "scaf_grpo": "method",
+        "untrained": "floor",
+    }
+    assert [u.key for u in st.units] == ["s0", "s1", "s2"]
+    (claim,) = st.claims
+    assert (claim.metric, claim.method, claim.baselines, claim.floor_arm) == (
+        PAST_CLIFF,
+        "scaf_grpo",
+        ("grpo",),
+        "untrained",
+    )
+    assert "[4]" in claim.label
+    zeros = dict.fromkeys(("s0", "s1", "s2"), 0.0)
+    assert judge(claim, "grpo", zeros, zeros, zeros).verdict == "uninformative"  # was "within noise"
+    better = {"s0": 0.3, "s1": 0.25, "s2": 0.35}
+    assert judge(claim, "grpo", better, zeros, zeros).verdict == "held"
+    assert judge(claim, "grpo", zeros, better, zeros).verdict == "did not hold"
 
 
 def test_config_errors_name_fields():
@@ -192,7 +233,11 @@ def test_smoke_preset_with_a_hugging_face_checkpoint(tmp_path):
     assert record.status == "complete"
     cliff = record.report.tables[0]
     assert [row[0] for row in cliff.rows] == [1, 2]
-    assert sorted(read_cells(run_dir / CELLS_FILE)) == [("grpo", "s0"), ("scaf_grpo", "s0")]
+    assert sorted(read_cells(run_dir / CELLS_FILE)) == [
+        ("grpo", "s0"),
+        ("scaf_grpo", "s0"),
+        ("untrained", "s0"),
+    ]
 
 
 def test_checkpoint_without_tokenizer_is_a_clear_error(tmp_path):

@@ -210,6 +210,7 @@ class Experiment:
             device = resolve_device(cfg.device)
         set_seed(stream_seed("init", cfg.seed))
         self.policy: Policy = policy_from_config(cfg.policy, device)
+        self._untrained: dict[tuple[int, Score | None], dict[str, dict[str, float]]] = {}
 
     def pretrain(
         self, *, hint_sampler: HintSampler | None = None, transform: Transform | None = None
@@ -253,24 +254,25 @@ class Experiment:
         gen = torch.Generator().manual_seed(stream_seed("eval", seed))
         return {str(level): score(trainer, self.heldout(level), gen) for level in self.cfg.eval_levels}
 
-    def run_arms(
-        self,
-        methods: Sequence[str],
-        setup: ArmSetup,
-        *,
-        score: Score | None = None,
-        describe: Callable[[dict[str, Any]], str] | None = None,
-    ) -> dict[str, list[dict[str, Any]]]:
-        """Train and evaluate every method for every seed, seed after seed; per method, one record
-        per seed: `eval` (as `evaluate`), `history` (metrics per step), `extra` (the arm's summary).
-        A study (`core.study`: arms = methods, units = seeds) runs them: each finished run is a cell
-        of the run folder's `cells.jsonl`, which a resume reads back instead of training again.
+    def untrained(self, seed: int, score: Score | None = None) -> dict[str, dict[str, float]]:
+        """`evaluate` of the policy as it is (the warm start, no RL step) with `seed`'s evaluation
+        stream: the untrained floor of every RL arm; computed once per seed and score."""
+        key = (seed, score)
+        if key not in self._untrained:
+            self._untrained[key] = self.evaluate(self.trainer(), seed, score)
+        return self._untrained[key]
 
-        `describe(record)` gives the text logged for each run.
-        """
-        cfg, ctx = self.cfg, self.ctx
+    def measure(self, setup: ArmSetup, score: Score | None = None) -> Callable[..., dict[str, Any]]:
+        """The study's `measure` of an RL arm on a seed (`core.study`: arms = methods, units = seeds):
+        a `floor` arm is the untrained policy (`untrained`: evaluated, no RL); any other arm trains
+        its method from a copy of the pretrained policy (resumable from its checkpoint) and is
+        evaluated. The cell: `eval` (as `evaluate`), `history` (metrics per step), `extra` (the
+        arm's summary)."""
+        cfg = self.cfg
 
         def measure(arm: StudyArm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
+            if arm.role == "floor":
+                return {"eval": self.untrained(unit.seed, score), "history": [], "extra": {}}
             name = f"{arm.name.replace('+', '_')}-s{unit.seed}"
             trainer = self.trainer(copy.deepcopy(self.policy))
             hooks = setup(arm.name, trainer)
@@ -291,8 +293,30 @@ class Experiment:
             extra = hooks.summary() if hooks.summary else {}
             return {"eval": self.evaluate(trainer, unit.seed, score), "history": history, "extra": extra}
 
+        return measure
+
+    def units(self) -> list[Unit]:
+        """The study's units: one per RL seed (`s<seed>`), seeds seed, seed + 1, ..."""
+        return [Unit(f"s{s}", s) for s in range(self.cfg.seed, self.cfg.seed + self.cfg.seeds)]
+
+    def run_arms(
+        self,
+        methods: Sequence[str],
+        setup: ArmSetup,
+        *,
+        score: Score | None = None,
+        describe: Callable[[dict[str, Any]], str] | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Train and evaluate every method for every seed, seed after seed; per method, one record
+        per seed (as `measure`). A study (`core.study`: arms = methods, units = seeds) runs them:
+        each finished run is a cell of the run folder's `cells.jsonl`, which a resume reads back
+        instead of training again. A system's own study (with its floor and claim) uses `measure`
+        and `units` directly. `describe(record)` gives the text logged for each run.
+        """
+        cfg, ctx = self.cfg, self.ctx
         arms = [StudyArm(m, "method") for m in methods]
-        units = [Unit(f"s{s}", s) for s in range(cfg.seed, cfg.seed + cfg.seeds)]
+        units = self.units()
+        measure = self.measure(setup, score)
         study = Study("RL", arms, units, measure, config=cfg, seed=cfg.seed, unit_major=True)
         result = run_study(study, ctx, jobs=1)
         records = {m: [dict(c.metrics) for c in result.records(m)] for m in methods}

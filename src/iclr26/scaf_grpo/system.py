@@ -1,14 +1,21 @@
 """The `scaf_grpo` system: warm-start a policy on easy problems (a character transformer from
-scratch, or a Hugging Face checkpoint), show the learning cliff on hard levels, then vanilla GRPO
-vs Scaf-GRPO under the same rollout budget. Runs data-parallel under `torchrun`."""
+scratch, or a Hugging Face checkpoint), show the learning cliff on hard levels, then the study
+(`core.study`): vanilla GRPO vs Scaf-GRPO under the same rollout budget and the untrained policy as
+their floor, over seeds, judged by the one claim rule. Runs data-parallel under `torchrun`."""
 
 from __future__ import annotations
+
+import functools
+from typing import Any
 
 import numpy as np
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.records import pyplot, save_figure
+from iclr26.core.study import Arm as StudyArm
+from iclr26.core.study import Measure, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.rlvr.experiment import SMOKE_SIZE, SMOLLM2_SCALE, Arm, Experiment
 from iclr26.rlvr.grpo import GRPOTrainer
@@ -44,8 +51,47 @@ def _arm_setup(cfg: ScafGRPOConfig):
     return setup
 
 
+PAST_CLIFF = "pass@1 past the cliff"
+
+
+def _scores(rec: dict[str, Any], cfg: ScafGRPOConfig, hard: list[int]) -> dict[str, float]:
+    """The cell's scalars: pass@1 per evaluated level and the claim's metric, pass@1 past the cliff."""
+    ev = rec["eval"]
+    out = {f"pass@1 L{lv}": ev[str(lv)]["pass@1"] for lv in cfg.eval_levels}
+    return {PAST_CLIFF: float(np.mean([ev[str(lv)]["pass@1"] for lv in hard]))} | out
+
+
+def _measure(cfg: ScafGRPOConfig, base: Measure, hard: list[int], arm: StudyArm, unit: Unit,
+             ctx: RunContext) -> dict[str, Any]:  # fmt: skip
+    rec = dict(base(arm, unit, ctx))
+    return _scores(rec, cfg, hard) | rec
+
+
+def study(cfg: ScafGRPOConfig, exp: Experiment, hard: list[int]) -> Study:
+    """scaf_grpo as a study: units = RL seeds; arms = Scaf-GRPO (the method), vanilla GRPO (its
+    named baseline) and the untrained policy (the floor: the warm start, no RL step), each trained
+    from the same pretrained policy under the same rollout budget. The claim: Scaf-GRPO beats GRPO
+    on pass@1 at the train levels past the cliff (`hard`, those the pretrained policy never solved:
+    fixed from the cliff before any RL), paired over seeds; both at the untrained floor on every
+    seed (0 vs 0) is uninformative."""
+    arms = [
+        StudyArm("grpo", "baseline"),
+        StudyArm("scaf_grpo", "method"),
+        StudyArm("untrained", "floor", floor="untrained"),
+    ]
+    label = f"pass@1 on level(s) {hard} (past the cliff)"
+    claim = Claim(
+        PAST_CLIFF, "scaf_grpo", ("grpo",), interval="bootstrap", floor_arm="untrained", label=label
+    )
+    measure = functools.partial(_measure, cfg, exp.measure(_arm_setup(cfg)), hard)
+    metrics = [PAST_CLIFF, *(f"pass@1 L{lv}" for lv in cfg.eval_levels)]
+    return Study("scaf_grpo", arms, exp.units(), measure, claims=[claim], metrics=metrics, config=cfg,
+                 seed=cfg.seed, views=functools.partial(_views, cfg), unit_major=True)  # fmt: skip
+
+
 def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
-    """Pretrain, measure the cliff, train both methods, evaluate, tabulate, plot."""
+    """Pretrain, measure the cliff (which fixes the claim's levels), then the study: both methods
+    and the untrained floor per seed; tabulate, plot."""
     exp = Experiment(cfg, ctx, data_parallel=True)
 
     def hint_sampler(problem, rng):
@@ -59,7 +105,18 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
         ctx.log(f"pretrained {n_params:,} parameters, final loss {sft['loss']:.3f}")
     else:
         ctx.log(f"no warm start: the policy's {n_params:,} parameters as loaded")
-    cliff = exp.evaluate(exp.trainer(), cfg.seed)
+    cliff = exp.untrained(cfg.seed)  # the floor's cell of the first seed: computed once
+    # the claim is about questions past the cliff: train levels the pretrained policy never solved
+    k = cfg.eval_k
+    hard = [lv for lv in cfg.train_levels if cliff[str(lv)][f"pass@{k}"] == 0] or list(cfg.train_levels)
+    return run_study(study(cfg, exp, hard), ctx, jobs=1).report  # one policy in memory: seed after seed
+
+
+def _views(cfg: ScafGRPOConfig, result: StudyResult, ctx: RunContext) -> Report:
+    """The cliff table (the untrained floor at the first seed), pass@1 / pass@k per method and level
+    (the floor's rows last), the training table and the training curves, from the cells."""
+    records = {a.name: [dict(c.metrics) for c in result.records(a.name)] for a in result.study.arms}
+    cliff = records["untrained"][0]["eval"]
     k = cfg.eval_k
     tables = [
         Table(
@@ -74,30 +131,15 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
             f"{k} samples at temperature {cfg.grpo.temperature:g}.",
         )
     ]
-
-    def describe(rec: dict) -> str:
-        hard = [rec["eval"][str(lv)]["pass@1"] for lv in cfg.train_levels]
-        return f"pass@1 on train levels {float(np.mean(hard)):.3f}"
-
-    records = exp.run_arms(METHODS, _arm_setup(cfg), describe=describe)
-    results = {m: [r["eval"] for r in records[m]] for m in METHODS}
-    histories = {m: [r["history"] for r in records[m]] for m in METHODS}
-    extras = {m: [r["extra"] for r in records[m]] for m in METHODS}
-
     rows = []
-    for method in METHODS:
+    for method in (*METHODS, "untrained"):
         for lv in cfg.eval_levels:
             vals = {
-                key: [r[str(lv)][key] for r in results[method]] for key in ("pass@1", f"pass@{k}", "greedy")
+                key: [r["eval"][str(lv)][key] for r in records[method]]
+                for key in ("pass@1", f"pass@{k}", "greedy")
             }
-            rows.append(
-                [
-                    method,
-                    lv,
-                    *(float(np.mean(v)) for v in vals.values()),
-                    float(np.std(vals["pass@1"])) if cfg.seeds > 1 else None,
-                ]
-            )
+            sd = float(np.std(vals["pass@1"])) if cfg.seeds > 1 else None
+            rows.append([method, lv, *(float(np.mean(v)) for v in vals.values()), sd])
     tables.append(
         Table(
             f"After {cfg.rl_steps} RL steps on level(s) {list(cfg.train_levels)} "
@@ -105,14 +147,17 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
             f"mean over {cfg.seeds} seed(s)",
             ["method", "level", "pass@1", f"pass@{k}", "greedy", "pass@1 sd"],
             rows,
+            caption="untrained: the floor, the pretrained policy with no RL step, evaluated with each "
+            "seed's evaluation samples.",
         )
     )
+    histories = {m: [r["history"] for r in records[m]] for m in METHODS}
     summ = []
     for method in METHODS:
         hs = [h for run_h in histories[method] for h in run_h]
         rungs: dict[str, int] = {}
-        for e in extras[method]:
-            for key, v in e["rungs"].items():
+        for r in records[method]:
+            for key, v in r["extra"]["rungs"].items():
                 rungs[key] = rungs.get(key, 0) + v
         summ.append(
             [
@@ -133,20 +178,7 @@ def run(cfg: ScafGRPOConfig, ctx: RunContext) -> Report:
             summ,
         )
     )
-    figures = [_curves(histories, cfg, ctx)]
-    # the claim is about questions past the cliff: train levels the pretrained policy never solved
-    hard = [lv for lv in cfg.train_levels if cliff[str(lv)][f"pass@{k}"] == 0] or list(cfg.train_levels)
-    per_seed = {
-        m: [float(np.mean([r[str(lv)]["pass@1"] for lv in hard])) for r in results[m]] for m in METHODS
-    }
-    claim = ClaimCheck.paired(
-        f"pass@1 on level(s) {hard} (past the cliff)",
-        "scaf_grpo",
-        per_seed["scaf_grpo"],
-        "grpo",
-        per_seed["grpo"],
-    )
-    return Report(tables=tables, figures=figures, claim_check=claim)
+    return Report(tables=tables, figures=[_curves(histories, cfg, ctx)])
 
 
 def _curves(histories: dict[str, list[list[dict]]], cfg: ScafGRPOConfig, ctx: RunContext) -> str:
@@ -190,11 +222,15 @@ PRESETS = preset_table(
         "train_levels": (1, 4),
         "eval_levels": (1, 4),
     },
-    # the tour: the cliff table and GRPO vs Scaf-GRPO, with shorter pretraining and RL
+    # the tour: the cliff table and GRPO vs Scaf-GRPO with the untrained floor, shorter pretraining
+    # and RL, 3 seeds (fewer cannot test the claim), guidance from step 2; fits 2 minutes at 1 thread
     demo={
-        "sft.steps": 400,
-        "rl_steps": 16,
-        "eval_problems": 24,
+        "seeds": 3,
+        "sft.steps": 300,
+        "rl_steps": 6,
+        "scaf.warmup_steps": 2,
+        "eval_levels": (1, 2, 3, 4),
+        "eval_problems": 16,
         "eval_k": 4,
     },
     # The paper's scale (Qwen2.5-Math-7B on verl, 8 GPUs) with the checkpoint we ship: SmolLM2-135M-

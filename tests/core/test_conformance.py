@@ -57,7 +57,6 @@ NOT_YET_PORTED = [
     "icl_analysis",
     "liveweb_ie",
     "glow",
-    "vincie",
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import multiprocessing
 import statistics
 from dataclasses import asdict
 from typing import Any
@@ -92,7 +93,9 @@ def study(cfg: LaplacianFormerConfig, points: list[ScalingPoint] | None = None) 
 def _measure(cfg: LaplacianFormerConfig, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
     """One cell: train the arm's ViT on the unit's task with its seed and score it on the test split
     (resumable from its per-epoch checkpoint), or score the majority class there."""
-    torch.set_num_threads(cfg.threads)
+    # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
+    # survive the fork, and a second thread would wait on it for ever
+    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
     task_name, seed = unit.params["task"], unit.seed
     task = load_task(task_name, seed=seed)
     if arm.name == MAJORITY.name:

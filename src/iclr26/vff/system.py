@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import multiprocessing
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -136,7 +137,9 @@ def _measure(
     ctx: RunContext,
 ) -> dict[str, Any]:
     """One cell: the arm's output on the unit's case at its setting, scored against the ground truth."""
-    torch.set_num_threads(cfg.threads)
+    # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
+    # survive the fork, and a second thread would wait on it for ever
+    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
     group = unit.params["group"]
     case = cases[group][unit.params["case"]]
     setting = parse_setting(unit.params["setting"])

@@ -42,15 +42,12 @@ GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 # The systems whose `run()` does not run a `core.study.Study` yet. The study rules below hold for
 # every other system; issue 59 ports these and empties the list.
 NOT_YET_PORTED = [
-    "vff",
     "deepfaith",
     "slt_reliability",
     "scienceboard",
-    "laplacianformer",
     "lfqa_e",
     "icl_analysis",
     "liveweb_ie",
-    "vincie",
     "glow",
 ]
 

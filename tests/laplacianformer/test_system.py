@@ -4,10 +4,14 @@ import pytest
 import torch
 
 from iclr26.core import ConfigError, set_seed
+from iclr26.core.ledger import CELLS_FILE
 from iclr26.core.runner import run_system
+from iclr26.core.study import run_study
+from iclr26.core.system import RunContext
 from iclr26.laplacianformer import SYSTEM
 from iclr26.laplacianformer.data import load_task
 from iclr26.laplacianformer.scaling import growth_exponent, measure_scaling, saved_bytes
+from iclr26.laplacianformer.system import study
 from iclr26.laplacianformer.train import TrainConfig, train_classifier
 from iclr26.laplacianformer.vit import VisionTransformer
 
@@ -72,21 +76,80 @@ def test_saved_bytes_counts_quadratic_attention():
     assert naive(256) / naive(128) > 3.5  # the N×N matrix is saved: ×4 for ×2 tokens
 
 
-def test_smoke_preset_runs_end_to_end(tmp_path):
-    record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
+# a smoke run small enough for a test: 1 epoch, 2 attentions, 2 scaling lengths
+TINY = {"attentions": "laplacian,softmax,nystrom", "train.epochs": "1", "dim": "16", "depth": "1"}
+
+
+def test_smoke_run_is_a_study_with_floors_and_resumes_from_its_ledger(tmp_path, monkeypatch):
+    record, run_dir = run_system(SYSTEM, "smoke", TINY, runs_root=tmp_path)
     assert record.status == "complete"
-    titles = [t.title for t in record.report.tables]
-    assert any("Test accuracy" in t for t in titles) and any("Growth exponent" in t for t in titles)
-    assert (run_dir / "scaling.png").stat().st_size > 10_000
-    accs = record.report.tables[0].column("mean acc")
-    assert all(0.0 <= a <= 1.0 for a in accs)
-    # a second run in the same folder reuses the finished trainings
-    done = sorted((run_dir / "train").glob("*.json"))
-    assert len(done) == 3
-    before = json.loads(done[0].read_text())
-    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)
-    assert record2.report.tables[0].rows == record.report.tables[0].rows
-    assert json.loads(done[0].read_text()) == before
+    acc, _, growth, standard = record.report.tables
+    assert [r[0] for r in acc.rows] == ["laplacian", "softmax", "nystrom", "majority"]  # the floor last
+    assert acc.rows[-1][2] == 0.5  # lfw's test split is balanced: the majority class scores 0.5
+    assert "Growth exponent" in growth.title and (run_dir / "scaling.png").stat().st_size > 10_000
+    roles = {r[0]: r[1] for r in standard.rows}
+    assert roles == {
+        "laplacian": "method",
+        "nystrom": "baseline",
+        "softmax": "floor (softmax attention)",
+        "majority": "floor (majority class)",
+    }
+    claim = record.report.claim_check  # one task × one seed: one pair, too few for the rule
+    assert (claim.method, claim.baseline, claim.verdict, claim.n) == ("laplacian", "nystrom", "not tested", 1)
+    cells = [json.loads(line) for line in (run_dir / CELLS_FILE).read_text().splitlines()]
+    assert sorted(c["arm"] for c in cells) == ["laplacian", "majority", "nystrom", "softmax"]
+    assert {c["unit"] for c in cells} == {"lfw/s0"} and not (run_dir / "train").exists()
+
+    def no_training(*a, **k):
+        raise AssertionError("a resumed run trains nothing its ledger holds")
+
+    monkeypatch.setattr("iclr26.laplacianformer.system.train_classifier", no_training)
+    record2, _ = run_system(SYSTEM, "smoke", TINY, out=run_dir)
+    assert record2.report.tables[0].rows == acc.rows
+
+
+def test_the_claim_names_every_linear_baseline_and_the_majority_floor():
+    cfg = SYSTEM.config("bench", {})
+    st = study(cfg)
+    roles = {a.name: a.label for a in st.arms}
+    assert roles == {
+        "laplacian": "method",
+        "softmax": "floor (softmax attention)",
+        "nystrom": "baseline",
+        "performer": "baseline",
+        "soft": "baseline",
+        "majority": "floor (majority class)",
+    }
+    assert [u.key for u in st.units] == ["digits/s0", "digits/s1", "digits/s2", "lfw/s0", "lfw/s1", "lfw/s2"]
+    (claim,) = st.claims
+    assert claim.baselines == ("nystrom", "performer", "soft") and claim.floor_arm == "majority"
+    no_method = study(SYSTEM.config("bench", {"attentions": "softmax,soft"}))
+    assert not no_method.claims
+
+
+def _constructed(tmp_path, acc: dict[str, list[float]]):
+    """The bench study's claim judged on constructed accuracies (arm -> one value per unit)."""
+    st = study(SYSTEM.config("bench", {"attentions": "laplacian,softmax,nystrom"}))
+    index = {u.key: i for i, u in enumerate(st.units)}
+    st.measure = lambda arm, unit, ctx: {"test_acc": acc[arm.name][index[unit.key]], "params": 1}
+    tmp_path.mkdir(exist_ok=True)
+    return run_study(st, RunContext(out_dir=tmp_path)).checks
+
+
+def test_the_one_rule_on_constructed_accuracies(tmp_path):
+    base = [0.80, 0.82, 0.81, 0.90, 0.88, 0.91]
+    floor = [0.1] * 3 + [0.5] * 3
+    above = [b + d for b, d in zip(base, (0.03, 0.05, 0.04, 0.02, 0.04, 0.03), strict=True)]
+    (check,) = _constructed(tmp_path / "a", {"laplacian": above, "nystrom": base, "softmax": base,
+                                             "majority": floor})  # fmt: skip
+    assert check.verdict == "held" and check.n == 6
+    noisy = [b + d for b, d in zip(base, (0.05, -0.04, 0.03, -0.05, 0.02, -0.02), strict=True)]
+    (check,) = _constructed(tmp_path / "b", {"laplacian": noisy, "nystrom": base, "softmax": base,
+                                             "majority": floor})  # fmt: skip
+    assert check.verdict == "within noise"
+    (check,) = _constructed(tmp_path / "c", {"laplacian": floor, "nystrom": floor, "softmax": base,
+                                             "majority": floor})  # fmt: skip
+    assert check.verdict == "uninformative"  # both at the majority class on every unit
 
 
 def test_config_errors_name_fields():

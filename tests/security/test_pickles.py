@@ -187,28 +187,6 @@ def test_a_planted_checkpoint_is_refused_and_runs_nothing(tmp_path: Path, site: 
     assert not marker.exists(), "the checkpoint's pickle ran code"
 
 
-def test_vincie_outputs_with_a_pickle_are_made_again_without_running_it(tmp_path: Path) -> None:
-    from iclr26.vincie.editing import Outputs
-    from iclr26.vincie.system import _load, _save
-
-    marker, path, key = tmp_path / "pwned", tmp_path / "outputs.npz", '["nano"]'
-    evil = np.empty((1, 1), dtype=object)
-    evil[0, 0] = Payload(marker)
-    np.savez_compressed(path, images=np.zeros((1, 1, 2, 2, 3), np.float32), masks_current=evil,
-                        masks_next=evil, seconds=0.5, key=key)  # fmt: skip
-    assert _load(path, key) is None  # not loaded: the outputs are made again
-    assert not marker.exists(), "the saved outputs' pickle ran code"
-
-    # the format it writes round-trips, masks (made or not) included, with no pickle
-    mask = np.array([[True, False, True]])
-    made = Outputs([[np.ones((2, 2, 3), np.float32)]], [[mask]], [[None]], 0.25)
-    _save(path, made, key)
-    got = _load(path, key)
-    assert got is not None and got.seconds_per_turn == 0.25
-    assert np.array_equal(got.masks_current[0][0], mask) and got.masks_next == [[None]]
-    assert _load(path, "another key") is None
-
-
 def test_load_checkpoint_keeps_plain_state_and_rng(tmp_path: Path) -> None:
     """What the trainers save (tensors, optimiser state, RNG states, numbers, strings) loads back."""
     from iclr26.core.checkpoint import load_checkpoint, save_checkpoint

@@ -114,36 +114,70 @@ def test_mask_iou():
     assert mask_iou(a, b) == pytest.approx(4 / 12)
 
 
-def test_system_smoke(tmp_path):
-    """`iclr26 run vincie --preset smoke` writes the turn-k table, the figures and the outputs."""
+def test_system_smoke_is_a_study_with_its_oracle_and_floor_and_resumes(tmp_path):
+    """`iclr26 run vincie --preset smoke` runs the study: the turn-k table with the oracle and the
+    copy floor, the standard table with their roles, the ledger; a second run measures nothing again."""
+    from iclr26.core.ledger import CELLS_FILE
     from iclr26.core.runner import run_system
     from iclr26.vincie import SYSTEM
-
-    record, _ = run_system(SYSTEM, "smoke", out=tmp_path / "run")
-    assert record.status == "complete"
-    table = record.report.tables[0]
-    rows = {r[0]: r[1:] for r in table.rows}
-    assert rows["oracle (true images)"] == [100.0, 100.0] and rows["copy"] == [0.0, 0.0]
-    assert {"vincie", "pairwise"} <= rows.keys()
-    assert (tmp_path / "run" / "session.png").exists() and (tmp_path / "run" / "success_at_turn.png").exists()
-    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
-    assert len(scores["vincie"]) == 2 and len(scores["vincie"][0]) == 2
-
-
-def test_resumed_run_reuses_its_outputs(tmp_path):
-    """A second run on the same folder loads the generated images and masks (the figure still draws);
-    outputs made under another config are not reused."""
-    from iclr26.core.runner import run_system
-    from iclr26.vincie import SYSTEM
-    from iclr26.vincie.system import _load
 
     out = tmp_path / "run"
-    first, _ = run_system(SYSTEM, "smoke", {"methods": "vincie,copy"}, out=out)
-    stamp = (out / "outputs_vincie.npz").stat().st_mtime_ns
-    again, _ = run_system(SYSTEM, "smoke", {"methods": "vincie,copy"}, out=out)
-    assert (out / "outputs_vincie.npz").stat().st_mtime_ns == stamp
-    assert again.report.tables[1].rows == first.report.tables[1].rows
-    assert _load(out / "outputs_vincie.npz", "another config") is None
+    record, _ = run_system(SYSTEM, "smoke", out=out)
+    assert record.status == "complete"
+    success, scores_table, training, standard = record.report.tables[:4]
+    rows = {r[0]: r[1:] for r in success.rows}
+    assert rows["oracle (true images)"] == [100.0, 100.0] and rows["copy"] == [0.0, 0.0]
+    assert list(rows) == ["oracle (true images)", "vincie", "pairwise", "copy"]
+    assert [r[0] for r in training.rows] == ["vincie", "pairwise"]
+    roles = {r[0]: r[1] for r in standard.rows}
+    assert roles == {"vincie": "method", "pairwise": "baseline", "copy": "floor (copy the input)",
+                     "oracle": "oracle"}  # fmt: skip
+    claim = record.report.claim_check  # 2 sessions: too few pairs for the rule
+    assert (claim.method, claim.baseline, claim.metric, claim.verdict) == (
+        "vincie", "pairwise", "success at turn 2", "not tested")  # fmt: skip
+    assert (out / "session.png").exists() and (out / "success_at_turn.png").exists()
+    scores = json.loads((out / "scores.json").read_text())
+    assert len(scores["vincie"]) == 2 and len(scores["vincie"][0]) == 2
+    ledger = (out / CELLS_FILE).read_bytes()
+    cells = [json.loads(line) for line in ledger.splitlines()]
+    assert sorted({c["arm"] for c in cells}) == ["copy", "oracle", "pairwise", "vincie"] and len(cells) == 8
+    assert not list(out.glob("outputs_*.npz"))  # the ledger is the one resume file
+    again, _ = run_system(SYSTEM, "smoke", out=out)
+    assert (out / CELLS_FILE).read_bytes() == ledger
+    assert again.report.tables[1].rows == scores_table.rows
+    assert (out / "session.png").exists()  # the figure's outputs are sampled again, not loaded
+
+
+def _constructed(tmp_path, success: dict[str, list[int]], methods: str = "vincie,pairwise,copy"):
+    """The bench study's claim judged on constructed 0/1 success at the last turn (arm -> per session)."""
+    from iclr26.core.study import run_study
+    from iclr26.core.system import RunContext
+    from iclr26.vincie import SYSTEM
+    from iclr26.vincie.system import study
+
+    cfg = SYSTEM.config("smoke", {"bench_sessions": "8", "methods": methods})
+    st = study(cfg)
+    index = {u.key: i for i, u in enumerate(st.units)}
+    st.measure = lambda arm, unit, ctx: {"success_t1": success[arm.name][index[unit.key]],
+                                         "success_t2": success[arm.name][index[unit.key]]}  # fmt: skip
+    st.views = None  # the system's tables need every metric; the claim needs only these
+    tmp_path.mkdir()
+    return run_study(st, RunContext(out_dir=tmp_path)).report.claim_check
+
+
+def test_the_one_rule_on_constructed_success(tmp_path):
+    ones, zeros = [1] * 8, [0] * 8
+    held = _constructed(tmp_path / "a", {"oracle": ones, "vincie": [1, 1, 1, 1, 1, 0, 1, 1],
+                                         "pairwise": zeros, "copy": zeros})  # fmt: skip
+    assert (held.baseline, held.verdict, held.n) == ("pairwise", "held", 8)
+    # the old demo claim: 0 against 0, which it called within noise
+    both_zero = _constructed(tmp_path / "b", {"oracle": ones, "vincie": zeros, "copy": zeros}, "vincie,copy")
+    assert (both_zero.metric, both_zero.baseline) == ("success at turn 1", "copy")
+    assert both_zero.verdict == "uninformative"
+    # a judge that fails the true images makes the suite invalid: not tested
+    bad = _constructed(tmp_path / "c", {"oracle": [0, *ones[1:]], "vincie": ones, "pairwise": zeros,
+                                        "copy": zeros})  # fmt: skip
+    assert bad.verdict == "not tested" and "oracle" in bad.rule
 
 
 def test_benchmark_edits_are_visible_so_copy_never_passes():

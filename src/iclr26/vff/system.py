@@ -1,23 +1,32 @@
 """The `vff` system: train V³ and the implicit baseline under the same budget on moving views over
 bundled photos mixed with crops of a real clip (keeping the weights that score best on the clip's
-held-out frames), then score them, the classical baseline and the models' own interpolant (their step 0)
-at every space-time setting on held-out photos (exact ground truth) and on held-out real clips."""
+held-out frames), then run the study (`core.study`): V³, the classical baseline, the implicit baseline
+and the floor, the models' own interpolant (their step 0), on every held-out case × space-time setting
+(photos with exact ground truth, real clips); the claim V³ vs both baselines on the real clips' PSNR,
+paired per clip and setting, with the one claim rule."""
 
 from __future__ import annotations
 
+import functools
 import json
+import multiprocessing
 import statistics
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core import Report, RunContext, Table, resolve_device, set_seed
+from iclr26.core.claim import Claim
+from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.vff.clips import RealClips
 from iclr26.vff.config import VFFConfig
 from iclr26.vff.data import PHOTO_NAMES, degrade
 from iclr26.vff.evaluate import (
+    Case,
+    Method,
     bicubic_method,
     clip_case,
     frame_strip,
@@ -31,9 +40,17 @@ from iclr26.vff.evaluate import (
     validation_cases,
 )
 from iclr26.vff.models import ImplicitVideoBaseline, VideoFourierField
-from iclr26.vff.train import train_model
+from iclr26.vff.train import TrainLog, train_model
 
 METHODS = ("bicubic", "interpolant", "inr", "vff")
+ARMS = (
+    Arm("vff", "method"),
+    Arm("bicubic", "baseline"),
+    Arm("inr", "baseline"),
+    Arm("interpolant", "floor", floor="the interpolant (step 0)"),
+)
+"""The floor is the learned models' own base, their output before any training step: a model that
+learned nothing scores exactly this."""
 LABELS = {
     "bicubic": "bicubic + linear",
     "interpolant": "interpolant (step 0)",
@@ -76,12 +93,68 @@ def validation_score(cfg: VFFConfig) -> Callable[[torch.nn.Module], float] | Non
     return lambda model: mean_psnr(cases, settings, cfg.train.lr_frames, model_method(model))
 
 
+def study(
+    cfg: VFFConfig,
+    cases: dict[str, list[Case]] | None = None,
+    models: dict[str, torch.nn.Module] | None = None,
+    logs: dict[str, TrainLog] | None = None,
+) -> Study:
+    """vff as a study over held-out case × setting (photos, then real clips): V³ the method, bicubic +
+    linear and the implicit baseline the baselines, the interpolant the floor. The claim: V³ above each
+    baseline on PSNR, paired per real clip and setting (on the photos when no clip is scored); both at
+    or below the interpolant on every unit is uninformative. `cases` (default: `evaluation_cases`), the
+    trained `models` and their training `logs` come from `run`."""
+    cases = evaluation_cases(cfg) if cases is None else cases
+    units = [
+        Unit(f"{group}/{case.name}/{setting}", cfg.seed, {"group": group, "case": i, "setting": setting})
+        for group in ("photos", "clips")
+        for i, case in enumerate(cases[group])
+        for setting in cfg.settings
+    ]
+    metric = "clip_psnr" if cases["clips"] else "psnr"
+    where = "the held-out real clips" if cases["clips"] else "the held-out photos"
+    claim = Claim(metric, "vff", ("bicubic", "inr"), floor_arm="interpolant", label=f"PSNR on {where} (dB)")
+    metrics = ("psnr", "ssim", "tof", *(("clip_psnr",) if cases["clips"] else ()))
+    return Study(
+        "vff", ARMS, units, functools.partial(_measure, cfg, cases, models or {}), claims=[claim],
+        metrics=metrics, config=cfg, seed=cfg.seed,
+        views=functools.partial(_views, cfg, cases, models or {}, logs or {}),
+    )  # fmt: skip
+
+
+def _methods(models: dict[str, torch.nn.Module]) -> dict[str, Method]:
+    return {"bicubic": bicubic_method, "interpolant": interpolant_method} | {
+        k: model_method(m) for k, m in models.items()
+    }
+
+
+def _measure(
+    cfg: VFFConfig,
+    cases: dict[str, list[Case]],
+    models: dict[str, torch.nn.Module],
+    arm: Arm,
+    unit: Unit,
+    ctx: RunContext,
+) -> dict[str, Any]:
+    """One cell: the arm's output on the unit's case at its setting, scored against the ground truth."""
+    # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
+    # survive the fork, and a second thread would wait on it for ever
+    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
+    group = unit.params["group"]
+    case = cases[group][unit.params["case"]]
+    setting = parse_setting(unit.params["setting"])
+    method = _methods(models)[arm.name]
+    with torch.no_grad():
+        scores = run_case(case, setting, cfg.train.lr_frames, {arm.name: method})[arm.name]
+    return scores | ({"clip_psnr": scores["psnr"]} if group == "clips" else {})
+
+
 def run(cfg: VFFConfig, ctx: RunContext) -> Report:
-    """Train both models (resumable), evaluate every method at every setting, write tables and a strip."""
+    """Train both models (resumable), then run the study (`core.study.run_study`: resumable from
+    `cells.jsonl`): every method at every setting on every held-out case; tables and a frame strip."""
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
     # evaluation cases first: a clip smaller than hr_size fails here, not after training
-    settings = [parse_setting(s) for s in cfg.settings]
     cases = evaluation_cases(cfg)
     train_photos = tuple(p for p in PHOTO_NAMES if p not in cfg.test_photos)
     clips = None
@@ -106,30 +179,35 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
         json.dumps({k: {"losses": v.losses, "validation": v.validation, "kept_step": v.kept_step}
                     for k, v in logs.items()})
     )  # fmt: skip
-    methods = {
-        "bicubic": bicubic_method,
-        "interpolant": interpolant_method,
-        "inr": model_method(models["inr"]),
-        "vff": model_method(models["vff"]),
-    }
+    return run_study(study(cfg, cases, models, logs), ctx).report
+
+
+def _views(
+    cfg: VFFConfig,
+    cases: dict[str, list[Case]],
+    models: dict[str, torch.nn.Module],
+    logs: dict[str, TrainLog],
+    result: StudyResult,
+    ctx: RunContext,
+) -> Report:
+    """The training table, the photo and clip tables (the floor's row beside the others), the speed
+    table, `evaluation.json` and the frame strip, from the cells."""
+    settings = [parse_setting(s) for s in cfg.settings]
     results: dict[str, dict[str, dict[str, list[dict]]]] = {}
-    total = len(settings) * sum(len(v) for v in cases.values())
-    with ctx.progress("evaluating (case × setting)", total=total) as advance, torch.no_grad():
-        for group, group_cases in cases.items():
-            for s in settings:
-                per_method: dict[str, list[dict]] = {m: [] for m in METHODS}
-                for case in group_cases:
-                    for m, r in run_case(case, s, cfg.train.lr_frames, methods).items():
-                        per_method[m].append(r)
-                    advance(1)
-                results.setdefault(group, {})[s.label] = per_method
+    for u in result.study.units:
+        label = parse_setting(u.params["setting"]).label
+        per_method = results.setdefault(u.params["group"], {}).setdefault(label, {m: [] for m in METHODS})
+        for m in METHODS:
+            cell = result.cells.get((m, u.key))
+            if cell is not None:
+                per_method[m].append({k: v for k, v in cell.metrics.items() if k != "clip_psnr"})
     (ctx.out_dir / "evaluation.json").write_text(json.dumps(results, indent=1))
 
     def mean(group: str, label: str, m: str, key: str) -> float:
         return statistics.fmean(r[key] for r in results[group][label][m])
 
     tables = []
-    if validate is not None:
+    if logs and cfg.train.validate_every:
         rows = []
         for kind in ("inr", "vff"):
             scores = dict(logs[kind].validation)
@@ -168,9 +246,11 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
                 caption=f"{size}² output frames from {cfg.train.lr_frames} input frames; S×s: spatial "
                 f"scale s (input {size}/s px); T×τ: τ output frames per input interval "
                 "(the central one). Centre: the frame halfway between two input frames (T×τ), or the "
-                "middle input frame (S only).",
+                "middle input frame (S only). The interpolant (step 0) is the floor: the learned models' "
+                "output before any training step.",
             )
         )
+    device = resolve_device(cfg.device)
     speed = [[LABELS[m], 1 / mean("photos", settings[-1].label, m, "s_per_frame")] for m in METHODS]
     tables.append(
         Table(
@@ -179,36 +259,23 @@ def run(cfg: VFFConfig, ctx: RunContext) -> Report:
             speed,
         )
     )
+    if models:  # the frame strip: middle output frame of the first held-out case at the last setting
+        _strip(cfg, cases["photos"][0], settings[-1], _methods(models), ctx)
+    return Report(tables=tables, figures=["frames.png"] if models else [])
 
-    # the frame strip: middle output frame of the first held-out case at the last setting
-    s = settings[-1]
-    case = cases["photos"][0]
+
+def _strip(cfg: VFFConfig, case: Case, s, methods: dict[str, Method], ctx: RunContext) -> None:
     lr = degrade(case.frames([float(k) for k in range(cfg.train.lr_frames)], s.time_factor), s.scale)
     times = output_times(s, cfg.train.lr_frames)
     t_mid = times[len(times) // 2]
     k_in = round(t_mid - 1e-5)  # the nearest input frame; halfway goes to the earlier one
     nearest = torch.nn.functional.interpolate(lr[k_in : k_in + 1], size=case.hr_size, mode="nearest")[0]
     strip = {f"input (nearest, t={k_in})": nearest}
-    for m in METHODS:
-        strip[LABELS[m]] = methods[m](lr, [t_mid], case.hr_size)[0]
+    with torch.no_grad():
+        for m in METHODS:
+            strip[LABELS[m]] = methods[m](lr, [t_mid], case.hr_size)[0]
     strip[f"ground truth (t={t_mid:g})"] = case.frames([t_mid], s.time_factor)[0]
     frame_strip(strip, ctx.out_dir / "frames.png")
-
-    # the claim on the real clips when there are any (the issue's goal: above both baselines on real
-    # video at every setting), else on the photos
-    group = "clips" if cases["clips"] else "photos"
-    psnr_gap = [
-        mean(group, s.label, "vff", "psnr") - max(mean(group, s.label, b, "psnr") for b in ("bicubic", "inr"))
-        for s in settings
-    ]
-    claim = ClaimCheck(
-        f"worst-setting PSNR gap over the best baseline (held-out {group}, dB)",
-        "vff",
-        min(psnr_gap),
-        "0 dB (above both baselines at every setting)",
-        0.0,
-    )
-    return Report(tables=tables, figures=["frames.png"], claim_check=claim)
 
 
 PRESETS = preset_table(
@@ -234,12 +301,15 @@ PRESETS = preset_table(
         "inr_hidden": 16,
     },
     # the tour: V³ vs bicubic and the implicit baseline on one photo and one clip, three settings
+    # (3 clip × setting pairs: the fewest the claim rule judges); 80 steps, validated every 40, so
+    # that it fits 2 minutes at one thread
     demo={
         "test_photos": ("rocket",),
         "clips": ("bikes",),
         "cases_per_photo": 1,
         "settings": ("S2", "S4", "S4T2"),
-        "train.steps": 180,
+        "train.steps": 80,
+        "train.validate_every": 40,
     },
     # the paper's encoder family (RVRT-style: 192 channels, 6 heads, 2×8×8 windows, 4 recurrent
     # passes, flow-guided deformable attention; ~12M parameters with the field head), 14 input

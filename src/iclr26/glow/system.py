@@ -335,8 +335,8 @@ PRESETS = preset_table(
     # seconds: the tiniest game, one seed, 4 env steps per agent
     smoke={"suite": "smoke", "seeds": 1, "step_budget": 4, "drrn_budget": 100, **_LLM_SMALL},
     # the tour: the tiniest game, every agent, 3 seeds (the claim needs 3 pairs), SmolLM2 (embedded)
-    # at a 4-step budget
-    demo={"suite": "smoke", "seeds": 3, "step_budget": 4, "drrn_budget": 100, **_LLM_SMALL},
+    # at a 3-step budget
+    demo={"suite": "smoke", "seeds": 3, "step_budget": 3, "drrn_budget": 100, **_LLM_SMALL},
     # the paper's protocol: 1,000 env steps, 3 seeds, the ablations, a server model (--llm http)
     paper={"step_budget": 1000, "drrn_budget": 100_000, "ablations": ABLATIONS},
 )

@@ -6,7 +6,7 @@
         --out runs/benchmarks/glow_ablations
 
 Saves results/glow_<preset>[_<tag>].json and the curves beside it. Runs resume from the run folder's
-runs.jsonl, so an interrupted benchmark continues where it stopped.
+cells.jsonl (the study's ledger), so an interrupted benchmark continues where it stopped.
 """
 
 from __future__ import annotations

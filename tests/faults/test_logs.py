@@ -39,7 +39,7 @@ def test_a_run_killed_mid_record_resumes_and_keeps_resuming(tmp_path) -> None:
     out = tmp_path / "run"
     overrides = {"agents": "oracle,null,random"}
     record, _ = run_system(GLOW, "smoke", overrides, out=out)
-    log = out / "runs.jsonl"
+    log = out / "cells.jsonl"  # the study's ledger (core.ledger)
     whole = log.read_bytes()
     last = whole.rstrip(b"\n").rfind(b"\n") + 1
     for cut in (last + 1, (last + len(whole)) // 2, len(whole) - 1):  # first byte, middle, all but \n
@@ -48,10 +48,10 @@ def test_a_run_killed_mid_record_resumes_and_keeps_resuming(tmp_path) -> None:
         third, _ = run_system(GLOW, "smoke", overrides, out=out)  # and the log it left reads back
         assert again.status == third.status == "complete", cut
         lines = log.read_bytes().split(b"\n")
-        assert lines[-1] == b"" and [json.loads(x)["agent"] for x in lines[:-1]] == [
+        assert lines[-1] == b"" and [json.loads(x)["arm"] for x in lines[:-1]] == [
             "oracle",
             "null",
             "random",
         ]
-        assert [r["agent"] for r in read_log(log)] == ["oracle", "null", "random"]
+        assert [r["arm"] for r in read_log(log)] == ["oracle", "null", "random"]
         assert third.report.tables[0].rows == record.report.tables[0].rows

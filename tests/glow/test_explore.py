@@ -231,29 +231,46 @@ def test_baselines_on_a_generated_textworld_game(tw_game):
         assert result.steps_used == game.steps_used == 40
 
 
-def test_oracle_reaches_every_max_score_and_null_none(tw_game, tw_cooking):
+def test_oracle_reaches_every_max_score_null_and_noop_none(tw_game, tw_cooking):
+    """The reference agents and the no-op floor play through `agents.run_episode` (glow.reference)."""
+    from iclr26.glow import reference
     from iclr26.glow.env import TextGame
-    from iclr26.glow.explore import null_agent, oracle_agent
 
     for path in (tw_game, tw_cooking):
         with TextGame(path, step_budget=50) as game:
-            oracle = oracle_agent(game, 50)
+            oracle = reference.play("oracle", reference.oracle(game), game, 50)
             _check_curve(oracle, 50)
             assert oracle.max_score == game.max_score > 0
-            assert oracle.steps_used == oracle.details["walkthrough_steps"] == len(game.walkthrough())
+            assert oracle.steps_used == len(game.walkthrough())
+            assert oracle.details["stop_reason"] in ("done", "env_done")
         with TextGame(path, step_budget=50) as game:
-            null = null_agent(game, 50)
+            null = reference.play("null", reference.NULL, game, 50)
             _check_curve(null, 50)
             assert null.max_score == 0 and null.steps_used == game.steps_used == 50
+            assert null.details["stop_reason"] == "env_done"  # the game's env-step budget ended it
+        with TextGame(path, step_budget=50) as game:
+            noop = reference.play("noop", reference.NOOP, game, 50)
+            assert noop.steps_used == game.steps_used == 0 and noop.curve == [] and noop.max_score == 0
+            assert noop.details["stop_reason"] == "done"
 
 
 def test_oracle_stops_at_the_budget(tw_game):
+    from iclr26.glow import reference
     from iclr26.glow.env import TextGame
-    from iclr26.glow.explore import oracle_agent
 
     with TextGame(tw_game, step_budget=1) as game:  # the walkthrough needs 2 steps
-        result = oracle_agent(game, 10)
+        result = reference.play("oracle", reference.oracle(game), game, 10)
     assert result.steps_used == 1 and result.max_score == 0
+
+
+def test_the_command_parser_reads_a_command_or_done():
+    from iclr26.agents import ParseError
+    from iclr26.glow.reference import COMMANDS
+
+    assert COMMANDS.parse("\n  go west \nthen more").content == "go west"
+    assert COMMANDS.parse("DONE").kind == "done"
+    with pytest.raises(ParseError, match="empty"):
+        COMMANDS.parse("  \n")
 
 
 def test_a_game_without_a_walkthrough_is_named(tw_game, tmp_path):

@@ -1,6 +1,7 @@
-"""The `glow` system end to end on the smoke preset with the embedded SmolLM2: every agent runs on a
-generated game within its env-step budget, the tables and the curves are written, and a re-run on the
-same folder resumes from runs.jsonl without playing again."""
+"""The `glow` system as a study: on the smoke preset with the embedded SmolLM2 every arm runs on a
+generated game within its env-step budget, the floors and reference arms have their roles, the tables
+and the curves are written, and a re-run on the same folder resumes from cells.jsonl without playing
+again; the claim is judged by core's rule against the baselines named before the run."""
 
 from __future__ import annotations
 
@@ -9,32 +10,93 @@ import json
 import pytest
 
 from iclr26.core.config import ConfigError
+from iclr26.core.ledger import CELLS_FILE
 from iclr26.core.runner import run_system
 from iclr26.glow import SYSTEM
 from iclr26.glow.config import GlowConfig
+from iclr26.glow.system import study
 
 
-def test_smoke_runs_every_agent_within_budget_and_resumes(tmp_path) -> None:
+def test_smoke_runs_every_arm_within_budget_and_resumes_from_the_cells(tmp_path) -> None:
     out = tmp_path / "run"
     record, run_dir = run_system(SYSTEM, "smoke", out=out)
     assert record.status == "complete"
-    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
-    agents = {"glow", "react", "reflexion", "random", "go_explore", "drrn", "oracle", "null"}
-    assert {r["agent"] for r in runs} == agents
-    for r in runs:
-        budget = 100 if r["agent"] == "drrn" else 4
-        assert r["steps_used"] <= budget and r["game_max_score"] == 1
-        assert (r["llm_calls"] > 0) == (r["agent"] in ("glow", "react", "reflexion"))
+    assert not (out / "runs.jsonl").exists()  # the study's ledger is the only one
+    cells = [json.loads(line) for line in (out / CELLS_FILE).read_text().splitlines()]
+    arms = {"glow", "react", "reflexion", "random", "noop", "go_explore", "drrn", "oracle", "null"}
+    assert {c["arm"] for c in cells} == arms
+    for c in cells:
+        m = c["metrics"]
+        budget = 100 if c["arm"] == "drrn" else 4
+        assert m["steps_used"] <= budget and m["game_max_score"] == 1
+        assert (m["llm_calls"] > 0) == (c["arm"] in ("glow", "react", "reflexion"))
+        assert (c["tokens"] is not None) == (c["arm"] in ("glow", "react", "reflexion"))  # core metered it
+    by_arm = {c["arm"]: c["metrics"] for c in cells}
+    assert by_arm["oracle"]["solved"] == 1 and by_arm["oracle"]["steps_used"] == 2  # go west, take coin
+    assert by_arm["null"]["solved"] == 0 and by_arm["null"]["steps_used"] == 4
+    assert by_arm["noop"]["steps_used"] == 0 and by_arm["noop"]["normalised"] == 0.0
     assert record.report.figures == ["curves.png"] and (run_dir / "curves.png").stat().st_size > 0
     summary = record.report.tables[0]
-    assert {row[0] for row in summary.rows} == {r["agent"] for r in runs}
+    assert summary.title == "Summary over games" and {row[0] for row in summary.rows} == arms
     validity = record.report.tables[2]
     assert validity.title.startswith("Suite validity") and [row[-1] for row in validity.rows] == ["valid"]
-    oracle = [r for r in runs if r["agent"] == "oracle"]
-    assert oracle[0]["max_score"] == 1 and oracle[0]["steps_used"] == 2  # go west, take coin
+    standard = next(t for t in record.report.tables if t.title.startswith("glow: every arm"))
+    roles = {row[0]: row[1] for row in standard.rows}
+    assert roles["random"] == "floor (random action)" and roles["noop"] == "floor (no-op)"
+    assert roles["oracle"] == "oracle" and roles["null"] == "null" and roles["glow"] == "method"
+    check = record.report.claim_check
+    assert check is not None and check.verdict == "not tested" and check.n == 1  # one game × one seed
     again, _ = run_system(SYSTEM, "smoke", out=out)
-    assert len((out / "runs.jsonl").read_text().splitlines()) == len(runs)  # nothing played twice
+    assert len((out / CELLS_FILE).read_text().splitlines()) == len(cells)  # nothing played twice
     assert again.report.tables[0].rows == summary.rows
+
+
+def test_the_study_declares_floors_references_and_the_named_baselines(tmp_path) -> None:
+    game = tmp_path / "tw-x.z8"
+    s = study(GlowConfig(suite="", games=(str(game),), seeds=3), [game])
+    roles = {a.name: a.role for a in s.arms}
+    assert roles == {"glow": "method", "react": "baseline", "reflexion": "baseline", "random": "floor",
+                     "noop": "floor", "go_explore": "baseline", "drrn": "baseline", "oracle": "oracle",
+                     "null": "null"}  # fmt: skip
+    assert [u.key for u in s.units] == ["tw-x/s0", "tw-x/s1", "tw-x/s2"]
+    (claim,) = s.claims
+    assert claim.method == "glow" and claim.baselines == ("react", "reflexion")
+    assert claim.floor_arm == "random" and claim.interval == "bootstrap" and s.pass_metric == "solved"
+    only = study(GlowConfig(suite="", games=(str(game),), agents=("glow", "reflexion")), [game])
+    assert only.claims[0].baselines == ("reflexion",) and only.claims[0].floor_arm is None
+    assert study(GlowConfig(suite="", games=(str(game),), agents=("react",)), [game]).claims == []
+
+
+def _judge(s, values: dict[str, list[float]]):
+    from iclr26.core.ledger import CellRecord
+    from iclr26.core.study import _judge
+
+    cells = {
+        (arm, u.key): CellRecord(arm, u.key, {"normalised": v, "solved": int(v >= 1)})
+        for arm, vs in values.items()
+        for u, v in zip(s.units, vs, strict=True)
+    }
+    return _judge(s, cells, _Ctx()).checks
+
+
+class _Ctx:
+    def log(self, message: str) -> None: ...
+
+
+def test_the_claim_on_constructed_cells(tmp_path) -> None:
+    game = tmp_path / "tw-x.z8"
+    s = study(GlowConfig(suite="", games=(str(game),), seeds=4, agents=("glow", "react", "reflexion",
+                                                                          "random")), [game])  # fmt: skip
+    s.views = None
+    beat = _judge(s, {"glow": [1, 1, 1, 1], "react": [0, 0, 0, 0], "reflexion": [0, 0, 0, 0],
+                      "random": [0, 0, 0, 0]})  # fmt: skip
+    assert [c.verdict for c in beat] == ["held", "held"]
+    one = _judge(s, {"glow": [1, 1, 1, 1], "react": [0, 0, 0, 0], "reflexion": [1, 1, 1, 1],
+                     "random": [0, 0, 0, 0]})  # fmt: skip
+    assert [c.verdict for c in one] == ["held", "within noise"]  # the worst is reported
+    below = _judge(s, {"glow": [0.5, 0, 1, 0], "react": [0, 0, 1, 0], "reflexion": [0.5, 0, 0, 0],
+                       "random": [1, 1, 1, 1]})  # fmt: skip
+    assert [c.verdict for c in below] == ["uninformative", "uninformative"]  # no better than random
 
 
 def test_bad_config_names_the_field() -> None:

@@ -25,7 +25,7 @@ from iclr26.catalog import implemented_system
 from iclr26.conavbench import agents as A
 from iclr26.conavbench.config import NavConfig
 from iclr26.conavbench.episode import COLLAB_TYPES, Episode, SubTask
-from iclr26.conavbench.metrics import EpisodeRecord
+from iclr26.conavbench.metrics import EpisodeRecord, episode_success
 from iclr26.conavbench.sim import RobotView, SceneIndex
 from iclr26.conavbench.splits import build_split
 from iclr26.core import Report, RunContext, Table
@@ -107,33 +107,38 @@ def study(
     split: Any = None,
     gen_seconds: float = 0.0,
 ) -> Study:
-    """conavbench as a study: units are the evaluated episodes, arms the policies; with both planners
-    on, the claims compare the collaborative planner with the greedy single robot on the collaborative
-    episodes, each paired over them: the step-level SR on the reference legs (the same legs for both;
-    bootstrap, stay-in-place its floor), the mission success (the same missions), the noise-free
-    makespan (lower is better)."""
+    """conavbench as a study: the units are the houses (scenes) of the evaluated episodes, a cell one
+    policy on every episode of one house, the arms the policies. With both planners on, the claims
+    compare the collaborative planner with the greedy single robot on the collaborative episodes,
+    paired over the houses: the step-level SR on the reference legs (the same legs for both; a
+    bootstrap interval, stay-in-place its floor), the mission success on the same missions, the
+    noise-free makespan (lower is better)."""
     arms = [ARMS[a] for a in cfg.agents]
-    units = [Unit(e.id, cfg.seed, {"kind": e.kind}) for e in episodes]
+    units = [Unit(scene, cfg.seed) for scene in dict.fromkeys(e.scene for e in episodes)]
     names = set(cfg.agents)
     claims = []
     if {"greedy", "collaborative"} <= names:
         floor = "stay" if "stay" in names else None
-        same = "step-level SR on each collaborative episode's reference legs (the same legs for both)"
+        same = (
+            "step-level SR on the collaborative episodes' reference legs (the same legs for both), per house"
+        )
         claims = [
             Claim("same_legs_sr", "collaborative", ("greedy",), interval="bootstrap", floor_arm=floor,
                   label=same),
             Claim("collab_success", "collaborative", ("greedy",), interval="bootstrap", floor_arm=floor,
-                  label="mission success (high-level SR) on the same collaborative episodes"),
+                  label="mission success (high-level SR) on the same collaborative episodes, per house"),
             Claim("makespan", "collaborative", ("greedy",), higher_is_better=False,
-                  label="makespan (s, noise-free) on the same collaborative episodes"),
+                  label="makespan (s, noise-free) on the same collaborative episodes, per house"),
         ]  # fmt: skip
     collab = [e for e in episodes if e.kind == "collaborative"]
     llm_ids = {e.id for e in (collab[: cfg.llm_episodes] if cfg.llm_episodes else collab)}
-    by_id = {e.id: e for e in episodes}
-    measure = functools.partial(_measure, cfg, by_id, indices, llm_ids)
+    by_scene: dict[str, list[Episode]] = {}
+    for e in episodes:
+        by_scene.setdefault(e.scene, []).append(e)
+    measure = functools.partial(_measure, cfg, by_scene, indices, llm_ids)
     metrics = ("success", "step_sr", "same_legs_sr", "collab_success", "makespan")
     views = functools.partial(_views, cfg, episodes, indices, split, gen_seconds)
-    return Study("conavbench", arms, units, measure, claims=claims, metrics=metrics, pass_metric="success",
+    return Study("conavbench", arms, units, measure, claims=claims, metrics=metrics, pass_metric="passed",
                  config=cfg, seed=cfg.seed, views=views)  # fmt: skip
 
 
@@ -158,45 +163,58 @@ def _records(ev: A.Evaluation) -> list[dict[str, Any]]:
 
 def _measure(
     cfg: NavConfig,
-    episodes: Mapping[str, Episode],
+    by_scene: Mapping[str, list[Episode]],
     indices: Mapping[str, SceneIndex],
     llm_ids: set[str],
     arm: Arm,
     unit: Unit,
     ctx: RunContext,
 ) -> dict[str, Any]:
-    """One policy on one episode, under each protocol; on a collaborative episode also the step trials
-    on its reference legs and, for the planners, the noise-free makespan. The llm arm runs only its
-    `llm_episodes`: elsewhere the cell is empty."""
-    if arm.name == "llm" and unit.key not in llm_ids:
+    """One policy on every episode of one house, under each protocol; on its collaborative episodes
+    also the step trials on their reference legs and, for the planners, the noise-free makespan. The
+    llm arm runs only its `llm_episodes` (a house with none of them: an empty cell). `passed`, the
+    suite's check: every mission and step trial succeeded (an oracle must, in every house), or for the
+    null arm any one did (it must not, in any house)."""
+    eps = [e for e in by_scene[unit.key] if arm.name != "llm" or e.id in llm_ids]
+    if not eps:
         return {}
-    ep, policy = episodes[unit.key], _policy(arm.name, cfg, ctx)
+    collab = [e for e in eps if e.kind == "collaborative"]
+    policy = _policy(arm.name, cfg, ctx)
     ev_cfg = _noise_free(cfg.evaluation) if arm.name in NOISE_FREE else cfg.evaluation
+    rule = ev_cfg.success_rule
     out: dict[str, Any] = {"records": {}, "seconds": {}}
 
-    def evaluate(name: str, agent: A.NavPolicy, protocol: str, config: A.EvalConfig) -> dict[str, float]:
-        ev = A.evaluate([ep], indices, agent, protocol=protocol, config=config)
+    def evaluate(name: str, episodes: list[Episode], agent: A.NavPolicy, protocol: str, config: A.EvalConfig):
+        ev = A.evaluate(episodes, indices, agent, protocol=protocol, config=config)
         out["records"][name], out["seconds"][name] = _records(ev), ev.seconds
-        return ev.metrics
+        return ev
 
+    rates = []
     for protocol in cfg.protocols:
-        m = evaluate(protocol, policy, protocol, ev_cfg)
-        if protocol == "high":
-            out["success"] = m["sr"]
-        else:
-            out["step_sr"] = m["step_sr"]
-    if ep.kind != "collaborative":
-        return out
-    if "success" in out:
-        out["collab_success"] = out["success"]
-    if arm.name in ("greedy", "collaborative"):
+        ev = evaluate(protocol, eps, policy, protocol, ev_cfg)
+        key, rate = ("success", "sr") if protocol == "high" else ("step_sr", "step_sr")
+        out[key] = ev.metrics[rate]
+        sub = [r for r in ev.records if r.kind == "collaborative"]
+        if sub:
+            m = A.protocol_metrics(sub, protocol, success_rule=rule)
+            out["collab_success" if protocol == "high" else "same_legs_sr"] = m[rate]
+        rates += [_passed(r, protocol, rule) for r in ev.records]
+    out["passed"] = int(any(rates)) if arm.name == "null" else int(all(rates))
+    if collab and arm.name in ("greedy", "collaborative"):
         # makespan is the schedule's: measured noise-free (a noisy run that fails spends its whole
-        # step budget, which would count against whichever policy fails more)
-        out["makespan"] = evaluate("clean", policy, "high", _noise_free(ev_cfg))["makespan"]
-        out["same_legs_sr"] = evaluate("same_legs", OnReferenceLegs(policy), "step", ev_cfg)["step_sr"]
-    elif "step_sr" in out:  # a policy that runs the reference sub-tasks: its own legs are the same legs
-        out["same_legs_sr"] = out["step_sr"]
+        # step budget, which would count against whichever policy fails more); the same legs are the
+        # episodes' reference sub-tasks, not the planner's own
+        out["makespan"] = evaluate("clean", collab, policy, "high", _noise_free(ev_cfg)).metrics["makespan"]
+        same = evaluate("same_legs", collab, OnReferenceLegs(policy), "step", ev_cfg)
+        out["same_legs_sr"] = same.metrics["step_sr"]
     return out
+
+
+def _passed(record: EpisodeRecord, protocol: str, rule: str) -> bool:
+    """A mission (high) or a step trial (step, one leg) that succeeded."""
+    if protocol == "step":
+        return all(record.subtask_successes)
+    return episode_success(record.subtask_successes, record.final, rule)
 
 
 def _row(name: str, protocol: str, ev: A.Evaluation) -> list:
@@ -244,14 +262,19 @@ def _record(d: Mapping[str, Any]) -> EpisodeRecord:
     return EpisodeRecord(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
-def _evaluation(result: StudyResult, arm: str, run: str, rule: str) -> A.Evaluation | None:
-    """The arm's evaluation `run` (a protocol, "clean" or "same_legs") over its cells, as one
-    `evaluate` over the episodes would give it (each record depends only on its episode)."""
-    records, seconds = [], 0.0
+def _evaluation(
+    result: StudyResult, arm: str, run: str, rule: str, order: Sequence[str]
+) -> A.Evaluation | None:
+    """The arm's evaluation `run` (a protocol, "clean" or "same_legs") from its cells, as one `evaluate`
+    over the episodes in `order` gives it (each record depends only on its episode)."""
+    by_episode: dict[str, list[EpisodeRecord]] = {}
+    seconds = 0.0
     for cell in result.records(arm):
         if run in cell.metrics.get("records", {}):
-            records += [_record(d) for d in cell.metrics["records"][run]]
+            for d in cell.metrics["records"][run]:
+                by_episode.setdefault(d["episode"], []).append(_record(d))
             seconds += cell.metrics["seconds"][run]
+    records = [r for e in order for r in by_episode.get(e, [])]
     if not records:
         return None
     protocol = {"clean": "high", "same_legs": "step"}.get(run, run)
@@ -272,12 +295,13 @@ def _views(
     metrics), single robot vs collaboration by collaboration type, the step-level SR on the same legs
     against each planner's own, the generation, the paper's rows."""
     rule = cfg.evaluation.success_rule
+    order = [e.id for e in episodes]
     table_rows: list[list] = []
     evals: dict[tuple[str, str, str], dict[str, float]] = {}  # (agent, run, group) -> metrics
     for name in cfg.agents:
         runs = [*cfg.protocols, *(("clean", "same_legs") if name in ("greedy", "collaborative") else ())]
         for run in runs:
-            ev = _evaluation(result, name, run, rule)
+            ev = _evaluation(result, name, run, rule, order)
             if ev is None:
                 continue
             if run in cfg.protocols:
@@ -368,8 +392,8 @@ _SMALL = {"n_single": 24, "n_collab": 24, "n_scenes": 6, "jobs": 1}
 PRESETS = preset_table(
     bench=NavConfig(),
     smoke={**_SMALL, "agents": ("oracle", "null", "stay", "greedy", "collaborative")},
-    # the tour: 1,200 episodes over 64 houses, every planner, both protocols
-    demo={"n_single": 720, "n_collab": 480, "n_scenes": 64},
+    # the tour: 600 episodes over 32 houses, every planner, both protocols
+    demo={"n_single": 360, "n_collab": 240, "n_scenes": 32},
     # the paper's scale is the bench's split; add the llm agent on every collaborative episode
     paper={"agents": ("oracle", "null", "stay", "random", "greedy", "collaborative", "llm"),
            "llm_episodes": 0},

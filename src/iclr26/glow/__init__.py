@@ -9,7 +9,8 @@ Public API:
   admissible commands; an env-step budget no agent can exceed), `BudgetExhausted`;
 - memory: `Frontier` (top-k trajectories by v(τ)), `Archive` (novelty-tested cells);
 - agents: `GLoWPlayer` (`GLoWConfig` with the ablation switches), `ReActPlayer`, `ReflexionPlayer`;
-  baselines `random_agent`, `go_explore`, `train_drrn`;
+  baselines `random_agent`, `go_explore`, `train_drrn`; the suite's oracle and null agent and the
+  no-op floor through `iclr26.agents.run_episode` (`reference`);
 - `SYSTEM` for `iclr26 run glow`.
 """
 

@@ -13,10 +13,13 @@ from iclr26.glow.agents import GLoWConfig, ReActConfig, ReflexionConfig
 from iclr26.glow.drrn import QUICK, DRRNConfig
 from iclr26.glow.games import SUITES
 
-AGENTS: tuple[str, ...] = ("glow", "react", "reflexion", "random", "go_explore", "drrn", "oracle", "null")
-"""GLoW and the baselines: ReAct, Reflexion (same LLM and budget), random over valid actions,
-Go-Explore without an LLM, a DRRN trained here (its own, larger budget); and the suite's reference
-rows: the oracle plays each game's walkthrough (must reach every max score), null only looks (none)."""
+AGENTS: tuple[str, ...] = (
+    "glow", "react", "reflexion", "random", "noop", "go_explore", "drrn", "oracle", "null"
+)  # fmt: skip
+"""GLoW and the baselines: ReAct, Reflexion (same LLM and budget), Go-Explore without an LLM, a DRRN
+trained here (its own, larger budget); the floors: random over valid actions, and noop (takes no env
+step: the start state's score); and the suite's reference rows: the oracle plays each game's
+walkthrough (must reach every max score), null only looks (none)."""
 REFERENCE_AGENTS: tuple[str, ...] = ("oracle", "null")
 LLM_AGENTS: tuple[str, ...] = ("glow", "react", "reflexion")
 ABLATIONS: tuple[str, ...] = ("no_mar", "no_global", "no_frontier", "no_all")

@@ -10,9 +10,8 @@
 Both count environment steps (calls to `game.step`) against `budget_steps` and record one curve point
 per step: (env steps used so far, best score reached so far). Restores and resets are not steps.
 
-Two reference agents check that a suite is a valid benchmark: `oracle_agent` plays the game's
-walkthrough and must reach every game's max score; `null_agent` only looks around ("look") for its
-whole budget and must reach none.
+The two reference agents that check a suite (the oracle plays the walkthrough, the null agent only
+looks) and the no-op floor play through `iclr26.agents`' step loop: `glow.reference`.
 """
 
 from __future__ import annotations
@@ -195,44 +194,3 @@ def go_explore(
     return BaselineResult.finish(
         "go_explore", game, curve, used, start, iterations=iterations, cells=len(archive), cells_added=added
     )
-
-
-def _play(game: TextGame, commands: list[str], budget_steps: int) -> tuple[list[tuple[int, int]], int]:
-    """Take `commands` in order from a reset, up to `budget_steps` env steps or the game's end."""
-    game.reset()
-    curve: list[tuple[int, int]] = []
-    best, used = game.score, 0
-    try:
-        for command in commands:
-            if _steps_left(game, budget_steps, used) == 0:
-                break
-            _, _, done, _ = game.step(command)
-            used += 1
-            best = max(best, game.score)
-            curve.append((used, best))
-            if done:
-                break
-    except BudgetExhausted:
-        pass
-    return curve, used
-
-
-def oracle_agent(game: TextGame, budget_steps: int) -> BaselineResult:
-    """Play the game's walkthrough (`TextGame.walkthrough`): the suite's upper reference row."""
-    check_int("budget_steps", budget_steps, 0, unit="env steps")
-    start = time.perf_counter()
-    walkthrough = game.walkthrough()
-    curve, used = _play(game, walkthrough, budget_steps)
-    return BaselineResult.finish("oracle", game, curve, used, start, walkthrough_steps=len(walkthrough))
-
-
-NULL_COMMAND = "look"
-"""the null agent's only command: it spends env steps without acting on the world"""
-
-
-def null_agent(game: TextGame, budget_steps: int) -> BaselineResult:
-    """Say `NULL_COMMAND` for the whole budget: the suite's lower reference row (must score nothing)."""
-    check_int("budget_steps", budget_steps, 0, unit="env steps")
-    start = time.perf_counter()
-    curve, used = _play(game, [NULL_COMMAND] * budget_steps, budget_steps)
-    return BaselineResult.finish("null", game, curve, used, start)

@@ -1,17 +1,18 @@
-"""`iclr26 run glow`: every agent on every game at the same env-step budget (GLoW, ReAct and
-Reflexion with the same LLM; random and Go-Explore without one; a DRRN trained here with its own,
-larger budget), seeded runs, the best score reached against env steps, LLM calls and tokens per
-run, and GLoW's ablations (arXiv 2509.24116).
-
-Each finished run is appended to `runs.jsonl` in the run folder; a re-run skips the runs already
-there, so an interrupted run resumes and loses only the run in progress.
+"""`iclr26 run glow`: GLoW (arXiv 2509.24116) as a study (`core.study`). Every agent plays every
+game × seed at the same env-step budget: GLoW, ReAct and Reflexion with the run's LLM, Go-Explore
+without one, a DRRN trained here with its own, larger budget; the floors (uniform random valid
+actions, and the no-op agent that takes no step); the suite's oracle (the walkthrough) and null agent
+(only "look"); GLoW's ablations when asked. The claim is GLoW's normalised max score against ReAct and
+against Reflexion, both named before the run, paired over game × seed, with random play as its floor.
+The views: the best score against env steps, LLM calls and tokens per run, the suite's validity and
+the ablations. `cells.jsonl` is the run's one ledger: a re-run skips the cells already there.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,16 +21,18 @@ from typing import Any
 import numpy as np
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.jsonfile import append_log, read_log
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.records import markdown_table
 from iclr26.core.seeding import derive_seed
+from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
+from iclr26.glow import reference
 from iclr26.glow.agents import GLoWPlayer, ReActPlayer, ReflexionPlayer
 from iclr26.glow.config import ABLATIONS, LLM_AGENTS, GlowConfig
 from iclr26.glow.drrn import train_drrn
 from iclr26.glow.env import TextGame
-from iclr26.glow.explore import go_explore, null_agent, oracle_agent, random_agent
+from iclr26.glow.explore import go_explore, random_agent
 from iclr26.glow.figures import score_curves
 from iclr26.glow.games import make_game, suite
 
@@ -41,7 +44,13 @@ ABLATION_SWITCHES = {
 }
 PAPER_ZORK1 = {"glow": 73.0, "no_mar": 70.0, "no_global": 62.0, "no_frontier": 61.7, "no_all": 51.3}
 """The paper's Zork1 max scores (GPT-4.1-mini, 1,000 env steps, mean of 3 runs) for GLoW and its ablations."""
-RUNS_FILE = "runs.jsonl"
+
+ROLES = {"glow": "method", "random": "floor", "noop": "floor", "oracle": "oracle", "null": "null"}
+FLOORS = {"random": "random action", "noop": "no-op"}
+"""The floors: uniform random valid actions (the review's "random beats every LLM agent") and the
+no-op agent, which takes no env step (the start state's score). Every other agent is a baseline."""
+CLAIM_BASELINES = ("react", "reflexion")
+"""The claim's baselines, named before the run: GLoW must beat each (the worst check is reported)."""
 
 
 def _game_paths(cfg: GlowConfig) -> list[Path]:
@@ -52,6 +61,40 @@ def _game_paths(cfg: GlowConfig) -> list[Path]:
 
 def _run_label(agent: str) -> str:
     return f"glow ({agent.replace('_', ' ')})" if agent in ABLATIONS else agent
+
+
+def study(cfg: GlowConfig, paths: Sequence[Path]) -> Study:
+    """glow as a study: the arms are the agents and ablations, the units game × seed; the claim (with
+    GLoW and a baseline on) is GLoW against ReAct and Reflexion on the normalised max score, paired over
+    the units with a bootstrap interval (a bounded score, often 0 or 1), random play its floor: where
+    GLoW and the baseline are no better than random on every unit, it is `uninformative`."""
+    arms = [Arm(a, ROLES.get(a, "baseline"), floor=FLOORS.get(a, "")) for a in (*cfg.agents, *cfg.ablations)]
+    units = [Unit(f"{p.stem}/s{s}", s, {"game": str(p)}) for p in paths for s in range(cfg.seeds)]
+    names = {a.name for a in arms}
+    baselines = tuple(b for b in CLAIM_BASELINES if b in names)
+    claims = []
+    if "glow" in names and baselines:
+        label = "normalised max score (max score / game max) per game × seed, same LLM and env-step budget"
+        floor = "random" if "random" in names else None
+        claims.append(
+            Claim("normalised", "glow", baselines, interval="bootstrap", floor_arm=floor, label=label)
+        )
+    metrics = ("normalised", "solved", "steps_used")
+    return Study("glow", arms, units, functools.partial(_measure, cfg), claims=claims, metrics=metrics,
+                 pass_metric="solved", config=cfg, views=functools.partial(_views, cfg))  # fmt: skip
+
+
+def run(cfg: GlowConfig, ctx: RunContext) -> Report:
+    """Generate the games, then run the study (`core.study.run_study`: resumable from `cells.jsonl`,
+    `--jobs` cells at once), tabulate, draw."""
+    return run_study(study(cfg, _game_paths(cfg)), ctx).report
+
+
+def _measure(cfg: GlowConfig, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
+    """One seeded run of the arm's agent on the unit's game; `solved`: the game's max score reached."""
+    model = ctx.chat_model() if arm.name in LLM_AGENTS or arm.name in ABLATIONS else None
+    row = _one_run(arm.name, Path(unit.params["game"]), unit.seed, cfg, ctx, model)
+    return row | {"solved": int(row["max_score"] >= row["game_max_score"] > 0)}
 
 
 def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext, model: Any) -> dict:
@@ -65,9 +108,11 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
     with TextGame(path, step_budget=budget, seed=game_seed) as game:
         game.require_scored()
         if agent == "oracle":
-            result = oracle_agent(game, budget)
+            result = reference.play(agent, reference.oracle(game), game, budget)
         elif agent == "null":
-            result = null_agent(game, budget)
+            result = reference.play(agent, reference.NULL, game, budget)
+        elif agent == "noop":
+            result = reference.play(agent, reference.NOOP, game, budget)
         elif agent == "random":
             result = random_agent(game, budget, rng, episode_steps=cfg.random_episode_steps)
         elif agent == "go_explore":
@@ -158,7 +203,7 @@ def _score_table(runs: list[dict]) -> Table:
 
 
 def _summary(runs: list[dict]) -> tuple[Table, dict[str, np.ndarray]]:
-    """Mean normalised score over games, per agent; per-seed means for the claim's margin."""
+    """Mean normalised score over games, per agent, and each agent's per-seed means."""
     per_agent: dict[str, np.ndarray] = {}
     rows = []
     for agent in dict.fromkeys(r["agent"] for r in runs):
@@ -244,30 +289,26 @@ def transcript_excerpt(transcript: list[dict], before: int = 3, after: int = 4) 
     return ""
 
 
-def run(cfg: GlowConfig, ctx: RunContext) -> Report:
-    """Generate the games, run every agent and seed (resuming from runs.jsonl), tabulate, draw."""
-    paths = _game_paths(cfg)
-    plan = [(a, p, s) for p in paths for a in (*cfg.agents, *cfg.ablations) for s in range(cfg.seeds)]
-    runs_file = ctx.out_dir / RUNS_FILE
-    runs = read_log(runs_file)
-    done = {(r["agent"], r["game"], r["seed"]) for r in runs}
-    todo = [(a, p, s) for a, p, s in plan if (_run_label(a), p.stem, s) not in done]
-    needs_llm = any(a in LLM_AGENTS or a in ABLATIONS for a, _, _ in todo)
-    model = ctx.chat_model() if needs_llm else None
-    if todo:
-        with ctx.progress("runs", len(todo)) as advance:
-            for agent, path, seed in todo:
-                row = _one_run(agent, path, seed, cfg, ctx, model)
-                append_log(runs_file, row)
-                runs.append(row)
-                advance(1)
+def _views(cfg: GlowConfig, result: StudyResult, ctx: RunContext) -> Report:
+    """GLoW's own tables and figure from the cells: the summary over games, the per-game table, the
+    suite's validity, the ablations, the score curves and one MAR reflection with its restore."""
+    order = {a.name: i for i, a in enumerate(result.study.arms)}
+    games = list(dict.fromkeys(u.params["game"] for u in result.study.units))
+    keyed = [
+        ((games.index(u.params["game"]), order[arm], u.seed), cell.metrics)
+        for (arm, key), cell in result.cells.items()
+        for u in result.study.units
+        if u.key == key and arm in order and cell.metrics
+    ]
+    runs = [m for _, m in sorted(keyed, key=lambda kv: kv[0])]  # game, then agent, then seed
+    if not runs:
+        return Report()
     scores = _score_table(runs)
     summary, per_agent = _summary(runs)
     ctx.log(f"{summary.title}\n{markdown_table(summary.columns, summary.rows)}")
     tables = [summary, scores]
     validity = _validity_table(runs)
     if validity is not None:
-        ctx.log(f"{validity.title}\n{markdown_table(validity.columns, validity.rows)}")
         tables.append(validity)
     if cfg.ablations:
         tables.append(_ablation_table(per_agent, runs))
@@ -282,23 +323,10 @@ def run(cfg: GlowConfig, ctx: RunContext) -> Report:
             f"# GLoW: a reflection and the restore after it\n\n{excerpt}\n"
         )
         notes.append("transcript.md: one MAR reflection and the restore that followed it")
-    baselines = [a for a in ("react", "reflexion") if a in per_agent]
-    claim = None
-    if "glow" in per_agent and baselines:
-        best = max(baselines, key=lambda a: per_agent[a].mean())
-        g, b = per_agent["glow"], per_agent[best]
-        se = math.sqrt(g.var(ddof=1) / len(g) + b.var(ddof=1) / len(b)) if min(len(g), len(b)) > 1 else 0.0
-        claim = ClaimCheck(
-            "normalised max score (mean over games), same LLM and env-step budget",
-            "glow",
-            round(float(g.mean()), 3),
-            best,
-            round(float(b.mean()), 3),
-            margin=round(1.96 * se, 3),
-        )
-    if model is not None:
-        notes.append(f"LLM agents used {model.name} through core.llm (--llm {ctx.llm_choice().label})")
-    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+    models = sorted({m for c in result.cells.values() for m in c.models})
+    if models:
+        notes.append(f"LLM agents used {', '.join(models)} (--llm {ctx.llm_choice().label})")
+    return Report(tables=tables, figures=figures, notes=notes)
 
 
 _LLM_SMALL = {"glow.rollout_steps": 4, "react.episode_steps": 6, "reflexion.episode_steps": 6}
@@ -306,8 +334,9 @@ PRESETS = preset_table(
     bench=GlowConfig(),
     # seconds: the tiniest game, one seed, 4 env steps per agent
     smoke={"suite": "smoke", "seeds": 1, "step_budget": 4, "drrn_budget": 100, **_LLM_SMALL},
-    # the tour: the tiniest game, every agent, 2 seeds, SmolLM2 (embedded) at a 6-step budget
-    demo={"suite": "smoke", "seeds": 2, "step_budget": 6, "drrn_budget": 200, **_LLM_SMALL},
+    # the tour: the tiniest game, every agent, 3 seeds (the claim needs 3 pairs), SmolLM2 (embedded)
+    # at a 3-step budget
+    demo={"suite": "smoke", "seeds": 3, "step_budget": 3, "drrn_budget": 100, **_LLM_SMALL},
     # the paper's protocol: 1,000 env steps, 3 seeds, the ablations, a server model (--llm http)
     paper={"step_budget": 1000, "drrn_budget": 100_000, "ablations": ABLATIONS},
 )

@@ -43,7 +43,10 @@ PAPERS: tuple[Paper, ...] = (
         "Constraining the policy to the best action among similar states' actions (PIC/EPIC) "
         "beats behavior-regularized offline RL on D4RL.",
         requires=("gymnasium", "faiss"),
-        scope="CPU scale: D4RL-style datasets generated here for 3 MuJoCo tasks; BC, TD3+BC, IQL, PIC and EPIC; a stacked trainer; paper scale and GPU not run",
+        scope=(
+            "CPU scale: D4RL-style datasets generated here for 3 MuJoCo tasks; BC, TD3+BC, IQL, PIC and "
+            "EPIC; a stacked trainer; paper scale and GPU not run"
+        ),
     ),
     Paper(
         2,
@@ -52,14 +55,21 @@ PAPERS: tuple[Paper, ...] = (
         "An end-to-end DevOps benchmark (build, monitoring, issue resolving, test generation) "
         "on which today's agents do poorly.",
         requires=("yaml",),
-        scope="a Terminal-Bench-compatible harness (bubblewrap + tmux, or Docker) and a built-here suite of 39 Java/Go tasks over build, monitoring, issue resolving, test generation and end-to-end; a shell agent",
+        scope=(
+            "a Terminal-Bench-compatible harness (bubblewrap + tmux, or Docker) and a built-here suite of"
+            " 39 Java/Go tasks over build, monitoring, issue resolving, test generation and end-to-end; a"
+            " shell agent"
+        ),
     ),
     Paper(
         3,
         "scaf_grpo",
         "Scaf-GRPO: Scaffolded Group Relative Policy Optimization for Enhancing LLM Reasoning",
         "Tiered in-prompt hints on all-zero-reward groups get GRPO past the learning cliff.",
-        scope="GRPO with tiered hints on a char model or any Hugging Face checkpoint (SmolLM2 here), under torchrun; GPU run not made",
+        scope=(
+            "GRPO with tiered hints on a char model or any Hugging Face checkpoint (SmolLM2 here), under "
+            "torchrun; GPU run not made"
+        ),
     ),
     Paper(
         4,
@@ -68,7 +78,10 @@ PAPERS: tuple[Paper, ...] = (
         "Tiered knowledge lets edges be pruned while keeping effects identifiable, so "
         "query-specific discovery needs far fewer CI tests than tiered FCI.",
         requires=("networkx", "scipy", "pandas", "causallearn"),
-        scope="query-specific pruning of tiered FCI on generated tiered graphs (paper text unreachable: the method is from summaries)",
+        scope=(
+            "query-specific pruning of tiered FCI on generated tiered graphs (paper text unreachable: the"
+            " method is from summaries)"
+        ),
     ),
     Paper(
         5,
@@ -76,7 +89,9 @@ PAPERS: tuple[Paper, ...] = (
         "Rectifying LLM Thought from Lens of Optimization",
         "A process reward from the optimization view of chain-of-thought (RePro) improves "
         "accuracy and curbs overthinking over outcome-only RLVR.",
-        scope="the RePro reward in GRPO on a CPU testbed and on SmolLM2 with natural prompts; GPU run not made",
+        scope=(
+            "the RePro reward in GRPO on a CPU testbed and on SmolLM2 with natural prompts; GPU run not made"
+        ),
     ),
     Paper(
         6,
@@ -84,7 +99,10 @@ PAPERS: tuple[Paper, ...] = (
         "CoNavBench: Collaborative Long-Horizon Vision-Language Navigation Benchmark",
         "Collaborative multi-robot episodes improve step-level success over single-agent navigation.",
         requires=("networkx",),
-        scope="generated houses and a 2D two-robot simulator with the benchmark's episode generator and planners; no fine-tuned VLM policy; Habitat adapter untested",
+        scope=(
+            "generated houses and a 2D two-robot simulator with the benchmark's episode generator and "
+            "planners; no fine-tuned VLM policy; Habitat adapter untested"
+        ),
     ),
     Paper(
         7,
@@ -93,14 +111,20 @@ PAPERS: tuple[Paper, ...] = (
         "Critical-path-optimal schedules (descending, shift) make the deterministic attention "
         "backward up to 1.28x faster.",
         requires=("triton",),
-        scope="deterministic attention backward schedules as Triton kernels, measured on an H200; the CPU runs them in Triton's interpreter",
+        scope=(
+            "deterministic attention backward schedules as Triton kernels, measured on an H200; the CPU "
+            "runs them in Triton's interpreter"
+        ),
     ),
     Paper(
         8,
         "spatial_dise",
         "Spatial-DISE: A Unified Benchmark for Evaluating Spatial Reasoning in Vision-Language Models",
         "A verifiable generator over four spatial-reasoning quadrants on which VLMs sit far below humans.",
-        scope="all 10 tasks generated and proved without Blender; a scorer trained here; a VLM row needs a vision server",
+        scope=(
+            "all 10 tasks generated and proved without Blender; a scorer trained here; a VLM row needs a "
+            "vision server"
+        ),
     ),
     Paper(
         9,
@@ -109,7 +133,10 @@ PAPERS: tuple[Paper, ...] = (
         "A 3D video Fourier field with an analytic PSF gives alias-free space-time "
         "super-resolution at any scale, above prior methods.",
         requires=("av", "cv2", "scipy", "skimage", "sklearn"),
-        scope="3D Fourier fields with a 3D-conv encoder trained on photo views and real clips (RVRT-style encoder for the paper preset); GPU script prepared, not run",
+        scope=(
+            "3D Fourier fields with a 3D-conv encoder trained on photo views and real clips (RVRT-style "
+            "encoder for the paper preset); GPU script prepared, not run"
+        ),
     ),
     Paper(
         10,
@@ -118,7 +145,10 @@ PAPERS: tuple[Paper, ...] = (
         "An amortized explainer trained on faithfulness and filtered priors ranks best on the "
         "unified faithfulness metrics.",
         requires=("captum", "scipy", "skimage", "sklearn", "vaderSentiment"),
-        scope="DeepFaith trained on 5 bundled tasks against 10 faithfulness metrics and 9 captum priors; GPU run not made",
+        scope=(
+            "DeepFaith trained on 5 bundled tasks against 10 faithfulness metrics and 9 captum priors; "
+            "GPU run not made"
+        ),
     ),
     Paper(
         11,
@@ -126,14 +156,20 @@ PAPERS: tuple[Paper, ...] = (
         "Grounding or Guessing? Visual Signals for Detecting Hallucinations in Sign Language Translation",
         "Token reliability from visual-grounding signals detects SLT hallucinations better than confidence.",
         requires=("sacrebleu", "scipy", "sklearn"),
-        scope="synthetic keypoint corpora in the roles of PHOENIX-2014T and CSL-Daily, translators trained here, a loader for real keypoints",
+        scope=(
+            "synthetic keypoint corpora in the roles of PHOENIX-2014T and CSL-Daily, translators trained "
+            "here, a loader for real keypoints"
+        ),
     ),
     Paper(
         12,
         "scienceboard",
         "ScienceBoard: Evaluating Multimodal Autonomous Agents in Realistic Scientific Workflows",
         "Computer-using agents on real scientific software succeed on few tasks.",
-        scope="stock Debian science apps on an Xvfb desktop with AT-SPI (no VM), the authors' task schema, 39 built-here tasks over the paper's 5 domains",
+        scope=(
+            "stock Debian science apps on an Xvfb desktop with AT-SPI (no VM), the authors' task schema, "
+            "39 built-here tasks over the paper's 5 domains"
+        ),
     ),
     Paper(
         13,
@@ -142,7 +178,7 @@ PAPERS: tuple[Paper, ...] = (
         "Laplacian-kernel linear attention with Nyström + Newton–Schulz matches softmax "
         "accuracy at linear cost.",
         requires=("einops", "skimage", "sklearn", "triton"),
-        scope="Laplacian-kernel linear attention in PyTorch and Triton; CPU accuracy bench, H200 timings",
+        scope=("Laplacian-kernel linear attention in PyTorch and Triton; CPU accuracy bench, H200 timings"),
     ),
     Paper(
         14,
@@ -150,7 +186,10 @@ PAPERS: tuple[Paper, ...] = (
         "LFQA-E: Carefully Benchmarking Long-form QA Evaluation",
         "No automatic metric for long-form QA comes close to human pairwise preferences.",
         requires=("rouge_score", "sacrebleu", "sentence_transformers"),
-        scope="17 metrics in 5 families on a built-here set and the released Chinese file; judges of the paper's size need a server",
+        scope=(
+            "17 metrics in 5 families on a built-here set and the released Chinese file; judges of the "
+            "paper's size need a server"
+        ),
     ),
     Paper(
         15,
@@ -158,7 +197,10 @@ PAPERS: tuple[Paper, ...] = (
         "Is In-Context Learning Learning?",
         "ICL learns, but generalises poorly out of distribution and is sensitive to prompt style.",
         requires=("sklearn", "faker"),
-        scope="all 9 tasks with SmolLM2 and the authors' data; a GPT trained here on random automata; the paper's models need a server",
+        scope=(
+            "all 9 tasks with SmolLM2 and the authors' data; a GPT trained here on random automata; the "
+            "paper's models need a server"
+        ),
     ),
     Paper(
         16,
@@ -166,7 +208,10 @@ PAPERS: tuple[Paper, ...] = (
         "LiveWeb-IE: A Benchmark For Online Web Information Extraction",
         "A visual-grounding scraper extracts from changing live sites better than HTML-snapshot methods.",
         requires=("lxml", "autoscraper", "playwright"),
-        scope="five generated sites on 127.0.0.1 with content and layout drift; VGS in headless Chromium beside CoT, Reflexion, AutoScraper-style and rule-based wrappers",
+        scope=(
+            "five generated sites on 127.0.0.1 with content and layout drift; VGS in headless Chromium "
+            "beside CoT, Reflexion, AutoScraper-style and rule-based wrappers"
+        ),
     ),
     Paper(
         17,
@@ -175,14 +220,20 @@ PAPERS: tuple[Paper, ...] = (
         "A global trajectory frontier plus local advantage reflection (GLoW) explores text "
         "games better with fewer steps.",
         requires=("textworld", "jericho"),
-        scope="GLoW, ReAct, Reflexion and a DRRN on generated TextWorld games (Jericho); Jericho games such as Zork1 load by path",
+        scope=(
+            "GLoW, ReAct, Reflexion and a DRRN on generated TextWorld games (Jericho); Jericho games such"
+            " as Zork1 load by path"
+        ),
     ),
     Paper(
         18,
         "vincie",
         "VINCIE: Unlocking In-context Image Editing from Video",
         "In-context image editing learned from video alone, with multi-turn editing improving over turns.",
-        scope="sprite videos made here with exact masks; a 0.5M-parameter session transformer at 32 px with rectified flow; the paper preset needs a GPU, not run",
+        scope=(
+            "sprite videos made here with exact masks; a 0.5M-parameter session transformer at 32 px with"
+            " rectified flow; the paper preset needs a GPU, not run"
+        ),
     ),
     Paper(
         19,
@@ -191,7 +242,10 @@ PAPERS: tuple[Paper, ...] = (
         "Monitor-based implicit retrieval and hierarchical refinement raise accuracy with "
         "fewer tokens and steps.",
         requires=("periodictable", "Bio", "bm25s"),
-        scope="a built-here QA set and corpus with BM25/dense/hybrid retrieval; the Monitor stack, explicit RAG, HSR, QAIR and the selector end to end with SmolLM2",
+        scope=(
+            "a built-here QA set and corpus with BM25/dense/hybrid retrieval; the Monitor stack, explicit"
+            " RAG, HSR, QAIR and the selector end to end with SmolLM2"
+        ),
     ),
 )
 

@@ -222,6 +222,13 @@ def _context_fields(ctx: RunContext) -> dict[str, Any]:
     return {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx) if f.name not in own}
 
 
+def cell_threads(threads: int) -> int:
+    """The torch threads a cell may use: `threads`, or 1 in a process `--jobs N` forked. A parent that
+    ran torch's OpenMP pool (training before the study) leaves the forked child a pool that never
+    answers, so a second thread there waits for ever (vff, vincie and laplacianformer hung so)."""
+    return 1 if multiprocessing.parent_process() is not None else threads
+
+
 def _init_worker(study: Study, ctx: RunContext) -> None:
     own = RunContext(**_context_fields(ctx))
     _WORKER.update(study=study, ctx=own)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import statistics
 from dataclasses import asdict
 from typing import Any
@@ -18,7 +17,7 @@ from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.claim import Claim
 from iclr26.core.records import pyplot, save_figure
-from iclr26.core.study import Arm, Role, Study, StudyResult, Unit, run_study
+from iclr26.core.study import Arm, Role, Study, StudyResult, Unit, cell_threads, run_study
 from iclr26.core.system import preset_table
 from iclr26.laplacianformer.config import LaplacianFormerConfig
 from iclr26.laplacianformer.data import load_task
@@ -95,7 +94,7 @@ def _measure(cfg: LaplacianFormerConfig, arm: Arm, unit: Unit, ctx: RunContext) 
     (resumable from its per-epoch checkpoint), or score the majority class there."""
     # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
     # survive the fork, and a second thread would wait on it for ever
-    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
+    torch.set_num_threads(cell_threads(cfg.threads))
     task_name, seed = unit.params["task"], unit.seed
     task = load_task(task_name, seed=seed)
     if arm.name == MAJORITY.name:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +18,7 @@ import torch
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table, resolve_device, set_seed
 from iclr26.core.claim import Claim
-from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
+from iclr26.core.study import Arm, Study, StudyResult, Unit, cell_threads, run_study
 from iclr26.core.system import preset_table
 from iclr26.vff.clips import RealClips
 from iclr26.vff.config import VFFConfig
@@ -139,7 +138,7 @@ def _measure(
     """One cell: the arm's output on the unit's case at its setting, scored against the ground truth."""
     # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
     # survive the fork, and a second thread would wait on it for ever
-    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
+    torch.set_num_threads(cell_threads(cfg.threads))
     group = unit.params["group"]
     case = cases[group][unit.params["case"]]
     setting = parse_setting(unit.params["setting"])

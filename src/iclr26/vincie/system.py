@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import multiprocessing
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from iclr26.core.config import with_changes
 from iclr26.core.distributed import DistInfo, init_distributed
 from iclr26.core.parallel import parallel_map
 from iclr26.core.seeding import derive_seed
-from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
+from iclr26.core.study import Arm, Study, StudyResult, Unit, cell_threads, run_study
 from iclr26.core.system import preset_table
 from iclr26.vincie.config import LEARNED, VincieConfig
 from iclr26.vincie.editing import Outputs, copy_previous, model_editor
@@ -181,7 +180,7 @@ def _measure(
     of sessions it belongs to), and the judge scores each turn."""
     # a cell forked by --jobs N takes one thread: the parent's OpenMP pool (training) does not
     # survive the fork, and a second thread would wait on it for ever
-    torch.set_num_threads(1 if multiprocessing.parent_process() else cfg.threads)
+    torch.set_num_threads(cell_threads(cfg.threads))
     i = unit.params["index"]
     s = sessions[i]
     K = cfg.turns

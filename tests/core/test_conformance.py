@@ -48,7 +48,6 @@ NOT_YET_PORTED = [
     "lfqa_e",
     "icl_analysis",
     "liveweb_ie",
-    "glow",
 ]
 
 

@@ -1,6 +1,6 @@
 """The README's success table: `iclr26 run scienceboard --preset bench` with provenance.
 
-    python benchmarks/scienceboard/run.py   # 39 tasks, 5 domains: oracle, null, the floors, SmolLM2 (a11y tree)
+    python benchmarks/scienceboard/run.py   # 39 tasks, 5 domains: oracle, null, floors, SmolLM2 (a11y tree)
 
 Saves results/scienceboard_<preset>[_<tag>].json (the domain table, app start-up times, per-task
 verdicts, the model agent's actions, the standard table and the claim) and one screenshot per app with

@@ -152,3 +152,17 @@ def test_a_release_folder_is_loaded_and_summarised(tmp_path):
 
     with pytest.raises(UserError, match=r"no dataset\.json"):
         run(LiveWebConfig(release=str(tmp_path)), RunContext(out_dir=tmp_path / "run2"))
+
+
+def test_two_jobs_give_the_ledger_of_one(tmp_path):
+    """A cell scores pages as served at each version, not at the server's clock: forked workers that
+    share the parent's server record the same cells (timings aside)."""
+    cfg = LiveWebConfig(sites=("quotes",), records_per_type=1, pages_per_group=2, versions=(0, 2),
+                        methods=("oracle", "null", "empty", "rules"))  # fmt: skip
+    run(cfg, RunContext(out_dir=tmp_path / "one"))
+    run(cfg, RunContext(out_dir=tmp_path / "two", jobs=2))
+    one, two = (read_cells(tmp_path / d / "cells.jsonl") for d in ("one", "two"))
+    drop = ("build_s",)
+    assert len(one) == 16 and set(one) == set(two)
+    assert all({k: v for k, v in one[c].metrics.items() if k not in drop}
+               == {k: v for k, v in two[c].metrics.items() if k not in drop} for c in one)  # fmt: skip

@@ -20,7 +20,8 @@ from iclr26.scienceboard.env import GUI_PARSER
 from iclr26.scienceboard.floors import RandomClicks, always_fail
 from iclr26.scienceboard.gui_actions import parse_pyautogui
 from iclr26.scienceboard.suite import write_suite
-from iclr26.scienceboard.system import PRESETS, action_table, run, select_tasks, study
+from iclr26.scienceboard.system import PRESETS, run, select_tasks, study
+from iclr26.scienceboard.views import action_table
 from tests.scienceboard.test_apps import DESKTOP
 
 APPS = ("texstudio", "pymol", "kalgebra", "stellarium", "grass-core", "xterm", "tmux", "bubblewrap",

@@ -1,10 +1,10 @@
 """The README's F1 tables: `iclr26 run liveweb_ie --preset bench` with provenance.
 
-    python benchmarks/liveweb_ie/run.py      # 24 queries on 5 live local sites, 6 methods, v0 / v1 / v2 / v4
+    python benchmarks/liveweb_ie/run.py      # 24 queries, 5 local sites, 8 methods (floors too), v0/v1/v2/v4
 
 Saves results/liveweb_ie_<preset>[_<tag>].json and the run's figures next to it (F1 by type, a VGS
-region with its set-of-mark boxes). Wrappers resume from the run folder's
-wrappers.jsonl, so an interrupted benchmark continues where it stopped.
+region with its set-of-mark boxes). Cells (a method on a query) resume from the run folder's
+cells.jsonl, so an interrupted benchmark continues where it stopped.
 """
 
 from __future__ import annotations

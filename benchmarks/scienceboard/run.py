@@ -1,10 +1,11 @@
 """The README's success table: `iclr26 run scienceboard --preset bench` with provenance.
 
-    python benchmarks/scienceboard/run.py   # 32 tasks, 4 domains: oracle, null, SmolLM2 (a11y tree)
+    python benchmarks/scienceboard/run.py   # 39 tasks, 5 domains: oracle, null, floors, SmolLM2 (a11y tree)
 
 Saves results/scienceboard_<preset>[_<tag>].json (the domain table, app start-up times, per-task
-verdicts) and one screenshot per app with the oracle's first click marked (screen_<app>_<preset>.png).
-Episodes resume from the run folder's episodes.jsonl, so an interrupted benchmark continues.
+verdicts, the model agent's actions, the standard table and the claim) and one screenshot per app with
+the oracle's first click marked (screen_<app>_<preset>.png). Cells resume from the run folder's
+cells.jsonl, so an interrupted benchmark continues.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from iclr26.agents import (
 from iclr26.agents.actions import ActionParser, InvalidAction
 from iclr26.agents.shell import SHELL_PARSER, ShellEnvironment, ShellTask
 from iclr26.core.errors import UserError
+from iclr26.core.ledger import read_cells
 
 TASKS = {
     t.task_id: t
@@ -193,16 +194,25 @@ def test_a_broken_task_makes_the_suite_invalid():
 
 
 @pytest.mark.debian("bubblewrap")
-def test_suite_resumes_from_its_episodes_file(tmp_path):
+def test_suite_resumes_from_the_study_ledger_and_writes_the_viewers_file(tmp_path):
     path = tmp_path / "episodes.jsonl"
     make = lambda t: ShellEnvironment(TASKS[t])  # noqa: E731
     oracle = OracleAgent({t: TASKS[t].oracle_replies() for t in TASKS})
     first = run_suite(["make-file"], make, oracle, SHELL_PARSER, episodes_file=path)
+    cells = read_cells(tmp_path / "cells.jsonl")
+    assert list(cells) == [(ORACLE, "make-file")] and cells[(ORACLE, "make-file")].metrics["success"] == 1
+    path.unlink()  # the viewer's file is not the ledger: the resume comes from cells.jsonl
     calls = []
     counting = lambda t: calls.append(t) or make(t)  # noqa: E731
     again = run_suite(list(TASKS), counting, oracle, SHELL_PARSER, episodes_file=path)
     assert calls == ["sum-column", "fix-script"] and again[0].wall_s == first[0].wall_s
-    assert [e.task_id for e in read_episodes(path)] == list(TASKS)
+    assert [e.task_id for e in read_episodes(path)] == list(TASKS)  # every episode, in the viewer's format
+    assert [
+        e.task_id for e in run_suite(list(TASKS), counting, oracle, SHELL_PARSER, episodes_file=path)
+    ] == list(TASKS)
+    assert len(calls) == 2 and len(read_episodes(path)) == 3  # nothing rerun, nothing written twice
+    null = run_suite(["make-file"], make, NullAgent(), SHELL_PARSER, episodes_file=path)  # another arm
+    assert not null[0].success and len(read_cells(tmp_path / "cells.jsonl")) == 4
 
 
 def test_episodes_round_trip_and_a_torn_last_line(tmp_path):

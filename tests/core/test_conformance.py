@@ -44,10 +44,8 @@ GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 NOT_YET_PORTED = [
     "deepfaith",
     "slt_reliability",
-    "scienceboard",
     "lfqa_e",
     "icl_analysis",
-    "liveweb_ie",
 ]
 
 

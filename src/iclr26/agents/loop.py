@@ -13,8 +13,10 @@ environment then scores the episode (`evaluate`), whatever stopped it.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -201,25 +203,55 @@ def run_suite(
     budget: Budget = Budget(),
     *,
     episodes_file: Path | str | None = None,
-    progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
 ) -> list[Episode]:
-    """`run_episode` over tasks, appending each finished episode to `episodes_file` (JSONL).
+    """`run_episode` over tasks, as a `core.study.Study` of one arm (the agent, by its name) over
+    the tasks as units, run one task at a time in this process (the agent keeps state between turns).
 
-    Rerunning with the same file resumes: tasks this agent already finished there are not rerun.
+    With `episodes_file`, the study's ledger is `cells.jsonl` beside it: rerunning with the same file
+    resumes (the tasks this agent already finished there are not rerun: their episodes are read back
+    from their cells), and the episodes `episodes_file` does not hold yet are appended to it in the
+    episode viewer's format. Without it the cells go to a temporary folder.
     """
-    done: dict[str, Episode] = {}
-    if episodes_file is not None:
-        done = {e.task_id: e for e in read_episodes(episodes_file) if e.agent == agent.name}
-    out = []
-    todo = [t for t in task_ids if t not in done]
-    for task_id in progress(todo) if progress else todo:
-        episode = run_episode(task_id, make_env(task_id), agent, parser, budget)
-        if episodes_file is not None:
-            write_episodes(episodes_file, [episode])
-        done[task_id] = episode
-    for task_id in task_ids:
-        out.append(done[task_id])
-    return out
+    with contextlib.ExitStack() as stack:
+        if episodes_file is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="iclr26-suite-")))
+        else:
+            folder = Path(episodes_file).parent
+            folder.mkdir(parents=True, exist_ok=True)
+        return _suite_study(task_ids, make_env, agent, parser, budget, folder, episodes_file)
+
+
+def _suite_study(
+    task_ids: Sequence[str],
+    make_env: Callable[[str], Environment],
+    agent: Agent,
+    parser: ActionParser,
+    budget: Budget,
+    folder: Path,
+    episodes_file: Path | str | None,
+) -> list[Episode]:
+    from iclr26.core.study import Arm, Study, Unit, run_study
+    from iclr26.core.system import RunContext
+
+    def measure(arm: Any, unit: Any, ctx: Any) -> dict[str, Any]:
+        episode = run_episode(unit.key, make_env(unit.key), agent, parser, budget)
+        return {"success": int(episode.success), "episode": episode.to_json()}
+
+    study = Study(
+        "suite",
+        [Arm(agent.name, "method")],
+        [Unit(t) for t in dict.fromkeys(task_ids)],
+        measure,
+        metrics=["success"],
+        config={"suite": "agents.run_suite"},
+    )
+    result = run_study(study, RunContext(out_dir=folder), jobs=1, parallel="process")
+    episodes = [Episode.from_json(result.cells[(agent.name, t)].metrics["episode"]) for t in task_ids]
+    if episodes_file is not None:  # the viewer's file: the episodes of cells it does not hold yet
+        have = {(e.agent, e.task_id) for e in read_episodes(episodes_file)}
+        missing = {(e.agent, e.task_id): e for e in episodes if (e.agent, e.task_id) not in have}
+        write_episodes(episodes_file, list(missing.values()))
+    return episodes
 
 
 class LLMAgent:

@@ -11,9 +11,10 @@ from iclr26.core.validation import check_in, check_int
 from iclr26.liveweb_ie.release import TYPES
 from iclr26.liveweb_ie.sites import SITE_KEYS
 
-METHODS = ("oracle", "rules", "cot", "reflexion", "autoscraper", "vgs")
-"""oracle: the generator's XPaths (the upper bound, not a model); rules: PyPI autoscraper learnt from the
-first page's values; cot, reflexion, autoscraper: LLM XPath baselines; vgs: the paper's method"""
+METHODS = ("oracle", "null", "empty", "rules", "cot", "reflexion", "autoscraper", "vgs")
+"""oracle: the generator's XPaths (the upper bound, not a model); null: a value on no page (F1 0
+everywhere); empty: the empty extraction (the floor); rules: PyPI autoscraper learnt from the first
+page's values; cot, reflexion, autoscraper: LLM XPath baselines; vgs: the paper's method"""
 LLM_METHODS = ("cot", "reflexion", "autoscraper", "vgs")
 
 
@@ -39,7 +40,8 @@ class LiveWebConfig:
     """clock versions scored; wrappers are made at the first. 0: as built; 1: content drift; 2: layout v2
     (and content); 4: layout v3"""
     methods: tuple[str, ...] = METHODS
-    """the methods to run (the table also prints the paper's rows)"""
+    """the methods to run (the table also prints the paper's rows); oracle and null check the metric,
+    empty is the floor VGS's claim is read against"""
     max_tokens: int = 96
     """reply length of one model call, tokens"""
     html_chars: int = 3000

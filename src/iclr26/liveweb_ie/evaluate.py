@@ -1,9 +1,11 @@
 """The protocol: a wrapper per (method, query) made on the group's first page before any drift, then
 applied to the group's other pages at each evaluated version; scores per (query, page).
 
-Building is the costly part (model calls), so each built XPath wrapper is appended to
-`wrappers.jsonl` and a rerun of the same folder resumes from it. Ground truth at every version comes
-from the release written for that version (`release/v<t>/`, read back with `load_release`).
+Building is the costly part (model calls); the study (`system.study`) runs one (method, query) per
+cell, so a rerun of the same folder resumes from the run's `cells.jsonl`. A page is scored as the
+server sends it at the version evaluated (`page_html`), so a cell does not depend on the server's
+clock. Ground truth at every version comes from the release written for that version
+(`release/v<t>/`, read back with `load_release`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from iclr26.core.jsonfile import append_log, read_log
 from iclr26.core.llm import LLMError
 from iclr26.liveweb_ie.metric import page_score
 from iclr26.liveweb_ie.release import TYPES, Record, Release
@@ -84,93 +83,56 @@ def _tokens(model: Any) -> int:
     return model.usage.total.total_tokens if model is not None else 0
 
 
-def build_wrappers(
-    live: LiveSites,
-    release: Release,
-    records: list[Record],
-    methods: list[Method],
-    log_file: Path,
-    *,
-    models: dict[str, Any],
-    on_built: Callable[[], None] = lambda: None,
-) -> dict[tuple[str, str], Built]:
-    """Each method's wrapper for each record, made on the group's first page at `live.version`;
-    XPath wrappers already in `log_file` are reused (resume)."""
-    done = {(r["method"], r["sample_id"]): r for r in read_log(log_file)}
-    out: dict[tuple[str, str], Built] = {}
-    for record in records:
-        first = release.urls(record)[0]
-        key, path = local_path(live, first)
-        page = live.fetch(key, path)
-        for m in methods:
-            prior = done.get((m.name, record.sample_id))
-            if prior is not None:
-                out[(m.name, record.sample_id)] = Built(
-                    Wrapper(prior["xpaths"], prior["kinds"], list(prior.get("errors", []))),
-                    prior["seconds"], prior["tokens"], prior.get("error", ""),
-                )  # fmt: skip
-                on_built()
-                continue
-            model = models.get(m.name)
-            t0, k0 = time.perf_counter(), _tokens(model)
-            error = ""
-            try:
-                extractor = m.build(record, live.url(key, path), page.html)
-            except LLMError as e:  # a model failure is an empty wrapper for this query, not a crash
-                error = f"{type(e).__name__}: {e}"
-                log.warning("%s on %s: %s", m.name, record.sample_id, error)
-                extractor = Wrapper({a: "" for a in record.attribute}, {})
-            built = Built(extractor, time.perf_counter() - t0, _tokens(model) - k0, error)
-            out[(m.name, record.sample_id)] = built
-            if isinstance(extractor, Wrapper) and model is not None:
-                entry = {
-                    "method": m.name,
-                    "sample_id": record.sample_id,
-                    **extractor.json(),
-                    "kinds": dict(extractor.kinds),
-                    "seconds": built.seconds,
-                    "tokens": built.tokens,
-                    "error": error,
-                }
-                append_log(log_file, entry)
-            on_built()
-    return out
+def build_wrapper(live: LiveSites, release: Release, record: Record, method: Method, model: Any) -> Built:
+    """`method`'s wrapper for `record`, made on the group's first page as served now (`live.version`);
+    a model failure is an empty wrapper for this query, not a crash."""
+    first = release.urls(record)[0]
+    key, path = local_path(live, first)
+    page = live.fetch(key, path)
+    t0, k0 = time.perf_counter(), _tokens(model)
+    error = ""
+    try:
+        extractor = method.build(record, live.url(key, path), page.html)
+    except LLMError as e:
+        error = f"{type(e).__name__}: {e}"
+        log.warning("%s on %s: %s", method.name, record.sample_id, error)
+        extractor = Wrapper({a: "" for a in record.attribute}, {})
+    return Built(extractor, time.perf_counter() - t0, _tokens(model) - k0, error)
 
 
-def score_version(
+def page_html(live: LiveSites, url: str, version: int) -> str:
+    """The HTML the server sends for a release URL at `version`, whatever its clock says now (the
+    handler's own response, without the round trip)."""
+    key, path = local_path(live, url)
+    status, _, body = live.respond(f"/{key}/{unquote(path)}", version)
+    if status != 200:
+        raise RuntimeError(f"{url} at version {version}: HTTP {status}")
+    return body.decode("utf-8")
+
+
+def score_wrapper(
     live: LiveSites,
     release: Release,
-    records: list[Record],
-    built: dict[tuple[str, str], Built],
-    firsts: dict[str, str],
+    record: Record,
+    method: str,
+    built: Built,
+    first: str,
+    version: int,
     *,
     pages_per_group: int,
 ) -> list[PageResult]:
-    """Apply every wrapper to its group's pages as served now (`live.version`), against `release`'s truth."""
-    version = live.version
-    html: dict[str, str] = {}
+    """Apply one wrapper to its group's pages as served at `version`, against `release`'s truth (the
+    release written for that version)."""
+    urls = sample_pages(release.urls(record), first, pages_per_group)
+    gold_files = {a: release.groundtruth(record, a) for a in record.attribute}
+    url_attrs = [a for a in record.attribute if default_kind(a) != "text"]  # compared as URLs
     out = []
-    methods = sorted({m for m, _ in built})
-    for record in records:
-        urls = sample_pages(release.urls(record), firsts[record.sample_id], pages_per_group)
-        gold_files = {a: release.groundtruth(record, a) for a in record.attribute}
-        url_attrs = [a for a in record.attribute if default_kind(a) != "text"]  # compared as URLs
-        for url in urls:
-            if url not in html:
-                page = live.fetch(*local_path(live, url))
-                if page.version != version:
-                    raise RuntimeError(f"{url} was served at version {page.version}, expected {version}")
-                html[url] = page.html
-            gold = {a: gold_files[a].get(url, []) for a in record.attribute}
-            for m in methods:
-                b = built.get((m, record.sample_id))
-                if b is None:
-                    continue
-                pred = b.extractor.extract(html[url])
-                s = page_score(pred, gold, url_attrs)
-                out.append(
-                    PageResult(m, record.sample_id, record.type, version, url, s.precision, s.recall, s.f1)
-                )
+    for url in urls:
+        gold = {a: gold_files[a].get(url, []) for a in record.attribute}
+        s = page_score(built.extractor.extract(page_html(live, url, version)), gold, url_attrs)
+        out.append(
+            PageResult(method, record.sample_id, record.type, version, url, s.precision, s.recall, s.f1)
+        )
     return out
 
 

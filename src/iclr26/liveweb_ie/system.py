@@ -1,37 +1,29 @@
 """`iclr26 run liveweb_ie`: serve the generated sites on 127.0.0.1, write the query set and ground truth
-in LiveWeb-IE's layout, make each method's wrapper on each group's first page, apply it to the
-group's other pages before and after the sites drift, and print F1 by method and type."""
+in LiveWeb-IE's layout, then run the study (`core.study`): per method and query, make the wrapper on
+the group's first page and apply it to the group's other pages before and after the sites drift; print
+F1 by method and type, with the oracle, the null and the empty-extraction floor, and judge VGS against
+the HTML-snapshot baselines."""
 
 from __future__ import annotations
 
-import json
-import shutil
+import functools
 import statistics
 from collections import defaultdict
 from contextlib import ExitStack
-from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.records import markdown_table
+from iclr26.core.study import Arm, Reference, Study, Unit, run_study
 from iclr26.core.system import preset_table
-from iclr26.liveweb_ie.config import LLM_METHODS, LiveWebConfig
-from iclr26.liveweb_ie.evaluate import build_wrappers, f1_table, score_version
+from iclr26.liveweb_ie.config import LLM_METHODS, METHODS, LiveWebConfig
+from iclr26.liveweb_ie.evaluate import build_wrapper, score_wrapper
+from iclr26.liveweb_ie.floors import ConstantExtraction
 from iclr26.liveweb_ie.release import TYPES, Record, Release, load_release, write_release
 from iclr26.liveweb_ie.server import LiveSites
-from iclr26.liveweb_ie.sites import layout_of
-
-PAPER_F1 = {  # GPT-4o, overall F1 on LiveWeb-IE (and VGS by type)
-    "CoT": 24.60,
-    "AutoScraper": 26.76,
-    "VGS": 48.58,
-}
-PAPER_VGS_TYPES = (65.87, 46.35, 45.38, 41.50)
-NAMES = {"oracle": "oracle", "rules": "autoscraper (rules)", "cot": "CoT", "reflexion": "Reflexion",
-         "autoscraper": "AutoScraper", "vgs": "VGS"}  # fmt: skip
+from iclr26.liveweb_ie.views import PAPER_F1, views
 
 
 def select_records(records: list[Record], per_type: int, types: tuple[str, ...] = TYPES) -> list[Record]:
@@ -78,265 +70,151 @@ def _summary(release: Release) -> Report:
     )
 
 
-def _methods(
-    cfg: LiveWebConfig, ctx: RunContext, stack: ExitStack, live: LiveSites, release: Release
-) -> tuple[list[Any], dict[str, Any]]:
-    from iclr26.liveweb_ie.baselines import AutoScraperLLM, CoT, Oracle, Reflexion, RuleBased
+ROLES = {"oracle": "oracle", "null": "null", "empty": "floor", "vgs": "method"}
+"""Each method's role (`rules`, `cot`, `reflexion`, `autoscraper`: baselines)."""
+CLAIM_BASELINES = ("cot", "reflexion", "autoscraper")
+"""The HTML-snapshot baselines VGS is claimed to beat, named before the run (the rule-based wrapper
+learns from the first page's truth: it is shown, not judged)."""
 
-    model = ctx.chat_model() if set(cfg.methods) & set(LLM_METHODS) else None
-    common = {"max_tokens": cfg.max_tokens, "prefill": cfg.prefill, "seed": cfg.seed}
-    out: list[Any] = []
-    for name in cfg.methods:
-        if name == "oracle":
-            out.append(Oracle(live.sites, cfg.versions[0]))
-        elif name == "rules":
-            out.append(RuleBased(lambda r, a: release.groundtruth(r, a).get(release.urls(r)[0], [])))
-        elif name == "cot":
-            out.append(CoT(model, html_chars=cfg.html_chars, **common))
-        elif name == "reflexion":
-            out.append(Reflexion(model, rounds=cfg.reflexion_rounds, html_chars=cfg.html_chars, **common))
-        elif name == "autoscraper":
-            out.append(
-                AutoScraperLLM(model, steps=cfg.autoscraper_steps, html_chars=cfg.html_chars, **common)
-            )
-        else:
-            from iclr26.agents.browser import headless_chromium
-            from iclr26.liveweb_ie.vgs import VisualGroundingScraper
 
-            browser = stack.enter_context(headless_chromium())
-            out.append(
-                VisualGroundingScraper(
-                    model, browser, region_height=cfg.region_height, max_regions=cfg.max_regions,
-                    region_chars=cfg.region_chars, figures=ctx.out_dir / "vgs_marks", **common,
-                )
-            )  # fmt: skip
-    models = {m.name: model for m, name in zip(out, cfg.methods, strict=True) if name in LLM_METHODS}
-    return out, models
+def _arm(name: str) -> Arm:
+    role = ROLES.get(name, "baseline")
+    return Arm(name, role, floor="empty extraction" if role == "floor" else "")  # type: ignore[arg-type]
+
+
+def study(cfg: LiveWebConfig, live: LiveSites, releases: dict[int, Release]) -> Study:
+    """LiveWeb-IE as a study: the units are the selected queries, the arms the methods (`ROLES`). A
+    cell makes the method's wrapper for the query on its group's first page at the first version and
+    scores it on the group's other pages at every version: F1 (%) per version, the mean over its pages.
+    The claim (VGS and a baseline on) is VGS against each of CoT, Reflexion and AutoScraper that runs,
+    on F1 at the first version, paired over the queries with a bootstrap interval (a bounded, skewed
+    metric); queries where both sit at or below the empty extraction are at the floor."""
+    first = releases[cfg.versions[0]]
+    records = select_records(first.records, cfg.records_per_type, cfg.types)
+    units = [Unit(r.sample_id, cfg.seed, {"type": r.type, "site": r.website}) for r in records]
+    metric = f"f1_v{cfg.versions[0]}"
+    claims = []
+    baselines = tuple(b for b in CLAIM_BASELINES if b in cfg.methods)
+    if "vgs" in cfg.methods and baselines:
+        label = f"F1 at v{cfg.versions[0]} (%), per query"
+        floor = "empty" if "empty" in cfg.methods else None
+        claims.append(Claim(metric, "vgs", baselines, interval="bootstrap", floor_arm=floor, label=label))
+    references = [Reference(f"{m} (paper, GPT-4o, live sites)", {metric: v}, "the paper, GPT-4o")
+                  for m, v in PAPER_F1.items()] if cfg.versions[0] == 0 else []  # fmt: skip
+    by_id = {r.sample_id: r for r in records}
+    measure = functools.partial(_measure, cfg, live, releases, by_id)
+    return Study("liveweb_ie", [_arm(m) for m in METHODS if m in cfg.methods], units, measure, claims=claims,
+                 references=references, metrics=[*(f"f1_v{v}" for v in cfg.versions), "pass"],
+                 pass_metric="pass", config=cfg, seed=cfg.seed,
+                 views=functools.partial(views, cfg))  # fmt: skip
 
 
 def run(cfg: LiveWebConfig, ctx: RunContext) -> Report:
-    """Build every method's wrappers at the first version and score them at every version."""
+    """Write the release at every version, then run the study (`core.study.run_study`: resumable from
+    `cells.jsonl`): each method's wrapper per query at the first version, scored at every version."""
     if cfg.release:
         return _summary(load_release(cfg.release))
-    with ExitStack() as stack:
-        live = stack.enter_context(LiveSites(cfg.seed, cfg.sites))
+    with LiveSites(cfg.seed, cfg.sites) as live:
         releases = {
             v: load_release(write_release(live.sites, ctx.out_dir / "release" / f"v{v}", v, seed=cfg.seed))
             for v in cfg.versions
         }
-        first = releases[cfg.versions[0]]
-        records = select_records(first.records, cfg.records_per_type, cfg.types)
-        counts = ", ".join(f"{t} {sum(r.type == t for r in records)}" for t in TYPES)
-        ctx.log(f"{len(records)} queries ({counts}) on {len(cfg.sites)} sites")
-        methods, models = _methods(cfg, ctx, stack, live, first)
-        live.version = cfg.versions[0]
-        with ctx.progress(
-            f"wrappers for {len(records)} queries x {len(methods)} methods", len(records) * len(methods)
-        ) as advance:
-            built = build_wrappers(
-                live,
-                first,
-                records,
-                methods,
-                ctx.out_dir / "wrappers.jsonl",
-                models=models,
-                on_built=lambda: advance(1),
-            )
-        firsts = {r.sample_id: first.urls(r)[0] for r in records}
-        results = []
-        for v in cfg.versions:
-            live.version = v
-            results += score_version(
-                live, releases[v], records, built, firsts, pages_per_group=cfg.pages_per_group
-            )
-            ctx.log(f"version {v} (layout {layout_of(v).version}) scored")
-        write_text_atomic(ctx.out_dir / "pages.jsonl", "".join(json.dumps(asdict(r)) + "\n" for r in results))
-        _save_wrappers(ctx.out_dir / "wrappers.json", built, methods)
-    return _report(cfg, ctx, methods, built, results)
+        live.version = cfg.versions[0]  # wrappers are made on the pages as first served
+        return run_study(study(cfg, live, releases), ctx).report
 
 
-def _save_wrappers(path: Path, built: dict[tuple[str, str], Any], methods: list[Any]) -> None:
-    out: dict[str, Any] = defaultdict(dict)
-    for (m, sample), b in built.items():
-        js = getattr(b.extractor, "json", lambda: {})()
-        out[m][sample] = {**js, "seconds": round(b.seconds, 2), "tokens": b.tokens, "error": b.error}
-    for m in methods:
-        for sample, ts in getattr(m, "traces", {}).items():  # VGS: what each stage decided
-            out[m.name][sample]["stages"] = [t.json() for t in ts]
-        for sample, replies in getattr(m, "replies", {}).items():  # the baselines' raw replies
-            out[m.name][sample]["replies"] = replies
-    path.write_text(json.dumps(out, indent=1), encoding="utf-8")
+def _method(
+    cfg: LiveWebConfig, name: str, live: LiveSites, release: Release, model: Any, browser: Any
+) -> Any:
+    """A fresh instance of method `name` (`model`: the run's, for the LLM methods)."""
+    from iclr26.liveweb_ie.baselines import AutoScraperLLM, CoT, Oracle, Reflexion, RuleBased
+
+    common = {"max_tokens": cfg.max_tokens, "prefill": cfg.prefill, "seed": cfg.seed}
+    if name == "oracle":
+        return Oracle(live.sites, cfg.versions[0])
+    if name in ("null", "empty"):
+        return ConstantExtraction(name)
+    if name == "rules":
+        return RuleBased(lambda r, a: release.groundtruth(r, a).get(release.urls(r)[0], []))
+    if name == "cot":
+        return CoT(model, html_chars=cfg.html_chars, **common)
+    if name == "reflexion":
+        return Reflexion(model, rounds=cfg.reflexion_rounds, html_chars=cfg.html_chars, **common)
+    if name == "autoscraper":
+        return AutoScraperLLM(model, steps=cfg.autoscraper_steps, html_chars=cfg.html_chars, **common)
+    from iclr26.liveweb_ie.vgs import VisualGroundingScraper
+
+    return VisualGroundingScraper(
+        model, browser, region_height=cfg.region_height, max_regions=cfg.max_regions,
+        region_chars=cfg.region_chars, figures=None, **common,
+    )  # fmt: skip
 
 
-def _fmt(x: float) -> float | str:
-    return "" if x != x else round(x, 1)  # NaN: no page of that type
-
-
-def _report(
+def _measure(
     cfg: LiveWebConfig,
+    live: LiveSites,
+    releases: dict[int, Release],
+    records: dict[str, Record],
+    arm: Arm,
+    unit: Unit,
     ctx: RunContext,
-    methods: list[Any],
-    built: dict[tuple[str, str], Any],
-    results: list[Any],
-) -> Report:
-    names = [m.name for m in methods]
-    vs = list(cfg.versions)
-    f1 = f1_table(results, names, vs)
-    cost = defaultdict(list)
-    for (m, _), b in built.items():
-        cost[m].append(b)
-    cols = (
-        ["method"]
-        + [f"F1 v{v} ({layout_of(v).version})" for v in vs]
-        + ["change first to last (%)", "build s / query", "tokens / query"]
+) -> dict[str, Any]:
+    """One method on one query: its wrapper made on the group's first page at the first version (VGS in
+    a headless Chromium of its own), applied to the group's pages at every version; F1 (%) per
+    version, `pass` (every page exact at the first version), the build's cost and what it decided."""
+    record, first = records[unit.key], releases[cfg.versions[0]]
+    model = ctx.chat_model() if arm.name in LLM_METHODS else None
+    with ExitStack() as stack:
+        browser = None
+        if arm.name == "vgs":
+            from iclr26.agents.browser import headless_chromium
+
+            browser = stack.enter_context(headless_chromium())
+        method = _method(cfg, arm.name, live, first, model, browser)
+        if arm.name == "vgs":
+            method.figures = ctx.out_dir / "vgs_marks"
+        built = build_wrapper(live, first, record, method, model)
+    url = first.urls(record)[0]
+    score = functools.partial(score_wrapper, live, pages_per_group=cfg.pages_per_group)
+    pages = [p for v in cfg.versions for p in score(releases[v], record, method.name, built, url, v)]
+    out: dict[str, Any] = {}
+    for v in cfg.versions:
+        f1 = [p.f1 for p in pages if p.version == v]
+        out[f"f1_v{v}"] = 100 * statistics.mean(f1) if f1 else None
+    at_first = [p.f1 for p in pages if p.version == cfg.versions[0]]
+    out["pass"] = int(bool(at_first) and all(f == 1.0 for f in at_first))
+    out.update(
+        method=method.name,
+        build_s=round(built.seconds, 3),
+        build_tokens=built.tokens,
+        error=built.error,
+        xpath_errors=len(getattr(built.extractor, "errors", [])),
+        wrapper=getattr(built.extractor, "json", lambda: {})(),
+        pages=[[p.version, p.url, p.precision, p.recall, p.f1] for p in pages],
     )
-    rows = []
-    for m in names:
-        first, last = f1[m][vs[0]]["overall"], f1[m][vs[-1]]["overall"]
-        change = 100 * (last - first) / first if first else float("nan")
-        bs = cost[m]
-        rows.append(
-            [m]
-            + [_fmt(f1[m][v]["overall"]) for v in vs]
-            + [
-                _fmt(change),
-                round(sum(b.seconds for b in bs) / max(1, len(bs)), 2),
-                round(sum(b.tokens for b in bs) / max(1, len(bs))),
-            ]
-        )
-    for m, v in PAPER_F1.items():
-        rows.append([f"{m} (paper, GPT-4o, live)", v] + [""] * (len(vs) - 1) + ["", "", ""])
-    overall = Table(
-        "F1 (%) by method, before and after the sites drift",
-        cols,
-        rows,
-        caption=f"Wrappers made on each group's first page at v{vs[0]}; v1: content drift; "
-        "v2: layout v2 (+ content); v4: layout v3. Macro F1 over (query, page). "
-        "The oracle is not a model: its v0 row validates the metric.",
-    )
-    after = _first_layout_drift(vs)
-    type_cols = ["method"] + [f"{t} v{vs[0]}" for t in TYPES] + [f"{t} v{after}" for t in TYPES]
-    type_rows = [
-        [m] + [_fmt(f1[m][vs[0]][t]) for t in TYPES] + [_fmt(f1[m][after][t]) for t in TYPES] for m in names
-    ]
-    type_rows.append(["VGS (paper, GPT-4o)", *PAPER_VGS_TYPES] + [""] * 4)
-    by_type = Table(
-        f"F1 (%) by query type, at v{vs[0]} and after the first layout drift (v{after})", type_cols, type_rows
-    )
-    print(markdown_table(overall.columns, overall.rows))
-    print(markdown_table(by_type.columns, by_type.rows))
-    notes = [
-        f"{len({r.sample_id for r in results})} queries; "
-        f"{cfg.pages_per_group or 'all'} pages per group per version"
-    ]
-    if "oracle" in f1:
-        o = f1["oracle"]
-        notes.append(
-            f"oracle F1 at v{vs[0]}: {o[vs[0]]['overall']:.1f}% (must be 100: the metric and ground truth "
-            f"agree); at v{vs[-1]}: {o[vs[-1]]['overall']:.1f}%"
-        )
-    for m in methods:
-        errs = sum(len(getattr(b.extractor, "errors", [])) for (k, _), b in built.items() if k == m.name)
-        if errs:
-            notes.append(f"{m.name}: {errs} invalid XPaths counted as empty extractions")
-        secs = getattr(m, "render_seconds", None)
-        if secs:
-            notes.append(
-                f"VGS: Chromium render into regions, median {sorted(secs)[len(secs) // 2]:.2f} s, "
-                f"max {max(secs):.2f} s per page"
-            )
-    figures = _figures(ctx, f1, names, (vs[0], after))
-    claim = None
-    base = [b for b in ("CoT", "AutoScraper", "Reflexion") if b in f1]
-    if "VGS" in f1 and base:
-        best = max(base, key=lambda b: f1[b][vs[0]]["overall"])
-        claim = ClaimCheck(
-            f"overall F1 at v{vs[0]} (%)",
-            "VGS",
-            f1["VGS"][vs[0]]["overall"],
-            best,
-            f1[best][vs[0]]["overall"],
-            margin=_paired_margin(results, "VGS", best, vs[0]),
-        )
-    return Report(
-        tables=[overall, by_type, _per_query(results, names, vs[0])],
-        figures=figures,
-        claim_check=claim,
-        notes=notes,
-    )
-
-
-def _per_query(results: list[Any], names: list[str], version: int) -> Table:
-    """Each query's F1 (%) at `version` per method (the mean over its pages)."""
-    per: dict[tuple[str, str], list[float]] = defaultdict(list)
-    info: dict[str, str] = {}
-    for r in results:
-        if r.version == version:
-            per[(r.method, r.sample_id)].append(r.f1)
-            info[r.sample_id] = r.type
-    rows = [
-        [q, info[q]] + [_fmt(100 * statistics.mean(per[(m, q)])) if per[(m, q)] else "" for m in names]
-        for q in sorted(info)
-    ]
-    return Table(f"F1 (%) per query at v{version}", ["query", "type", *names], rows)
-
-
-def _first_layout_drift(vs: list[int]) -> int:
-    """The first scored version served with another layout than the first one (else the last)."""
-    return next((v for v in vs if layout_of(v) != layout_of(vs[0])), vs[-1])
-
-
-def _paired_margin(results: list[Any], a: str, b: str, version: int) -> float:
-    """1.96 standard errors of the per-query F1 difference between methods `a` and `b` (points): the
-    claim's noise band, as the queries are the unit of sampling."""
-    per: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for r in results:
-        if r.version == version and r.method in (a, b):
-            per[(r.method, r.sample_id)].append(r.f1)
-    queries = sorted({q for m, q in per if m == a} & {q for m, q in per if m == b})
-    diffs = [100 * (statistics.mean(per[(a, q)]) - statistics.mean(per[(b, q)])) for q in queries]
-    return 1.96 * statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else 0.0
-
-
-def _figures(ctx: RunContext, f1: dict[str, Any], names: list[str], vs: tuple[int, int]) -> list[str]:
-    from iclr26.core.records import pyplot, save_figure
-
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
-    width = 0.8 / max(1, len(names))
-    for ax, v in zip(axes, vs, strict=True):
-        for i, m in enumerate(names):
-            vals = [f1[m][v][t] for t in (*TYPES, "overall")]
-            ax.bar([k + i * width for k in range(5)], [0 if x != x else x for x in vals], width, label=m)
-        ax.set_xticks(
-            [k + 0.4 - width / 2 for k in range(5)], ["type 1", "type 2", "type 3", "type 4", "overall"]
-        )
-        ax.set_title(f"v{v} (layout {layout_of(v).version})")
-    axes[0].set_ylabel("F1 (%)")
-    axes[1].legend(fontsize=7, loc="upper right")
-    out = [save_figure(fig, ctx.out_dir, "f1_by_type")]
-    marks = sorted((ctx.out_dir / "vgs_marks").glob("*.png")) if (ctx.out_dir / "vgs_marks").is_dir() else []
-    if marks:
-        shutil.copy(marks[0], ctx.out_dir / "vgs_region_marks.png")
-        out.append("vgs_region_marks.png")
+    if arm.name == "vgs":
+        out["stages"] = [t.json() for t in method.traces.get(record.sample_id, [])]
+        out["render_s"] = list(method.render_seconds)
+    elif record.sample_id in getattr(method, "replies", {}):
+        out["replies"] = method.replies[record.sample_id]
     return out
 
 
 PRESETS = preset_table(
     bench=LiveWebConfig(),
-    # CI: two sites, one query per type, the oracle and the rule-based wrapper, no model, no browser
+    # CI: two sites, one query per type, the oracle, null, floor and rule-based wrappers, no model, no browser
     smoke={
         "sites": ("books", "quotes"),
         "records_per_type": 1,
         "pages_per_group": 3,
         "versions": (0, 2),
-        "methods": ("oracle", "rules"),
+        "methods": ("oracle", "null", "empty", "rules"),
     },
-    # the tour: one query per type, SmolLM2 in CoT and VGS, before and after drift
+    # the tour: one query per type, the oracle, null and floor, SmolLM2 in CoT and VGS, before and after drift
     demo={
         "records_per_type": 1,
         "pages_per_group": 5,
-        "methods": ("oracle", "rules", "cot", "vgs"),
+        "methods": ("oracle", "null", "empty", "rules", "cot", "vgs"),
         "max_tokens": 48,
         "max_regions": 2,
     },

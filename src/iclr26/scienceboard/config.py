@@ -13,8 +13,9 @@ DOMAINS = ("algebra", "biochemistry", "gis", "astronomy", "documents")
 """The paper's domains, in its table's order (Lean's theorem proving is unsupported here)."""
 BUILT_DOMAINS = DOMAINS
 """The domains with built-here tasks: all five."""
-AGENTS = ("oracle", "null", "llm")
-"""oracle: the reference solutions (validates the task set); null: says DONE at once; llm: the model."""
+AGENTS = ("oracle", "null", "always_fail", "random_click", "llm")
+"""oracle: the reference solutions (validates the task set); null: says DONE at once; always_fail: says
+FAIL at once (a floor); random_click: clicks random points, then DONE (a floor); llm: the model."""
 OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "set_of_marks", "textual")
 """The paper's observation settings: the linearised accessibility tree; the screenshot; both; the
 set-of-mark screenshot (numbered boxes on the tree's elements, with the tagged tree as text, and
@@ -35,8 +36,12 @@ class ScienceBoardConfig:
     (Stellarium), documents (TeXstudio)"""
     per_domain: int = 0
     """tasks per domain, spread over the kinds (0: all)"""
+    task_ids: tuple[str, ...] = ()
+    """run only these built-here tasks (ids such as grass-infeasible-satellite; empty: every task the
+    domains and per_domain select)"""
     agents: tuple[str, ...] = AGENTS
-    """the agents to run, in order; the oracle and null rows validate the task set"""
+    """the agents to run, in order; the oracle and null rows validate the task set, always_fail and
+    random_click are the floors the model agent is judged against"""
     llm_per_domain: int = 0
     """tasks per domain the model agent runs (0: the same as the others)"""
     llm_domains: tuple[str, ...] = ()

@@ -1,48 +1,38 @@
-"""`iclr26 run scienceboard`: start the desktop, run the oracle and null agents (the task set's
-validity check) and the model agent over the built-here tasks on the real apps, and print
-ScienceBoard's table: success per domain and overall (the mean of the domain rates), with steps,
-tokens and each app's start-up time. `tasks=<path>` loads the authors' task files instead and
-prints how each maps onto our apps."""
+"""`iclr26 run scienceboard`: start the desktop and run the study (`core.study`) over the built-here
+tasks on the real apps: the oracle and null agents (the task set's validity check), the always-FAIL
+and random-click floors and the model agent; print ScienceBoard's table: success per domain and
+overall (the mean of the domain rates), with steps, tokens and each app's start-up time, and judge the
+model agent against the floors. `tasks=<path>` loads the authors' task files instead and prints how
+each maps onto our apps."""
 
 from __future__ import annotations
 
-import statistics
+import functools
 import tempfile
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from iclr26.agents import (
     Budget,
-    Episode,
     LLMAgent,
     NullAgent,
     OracleAgent,
-    check_suite,
-    run_suite,
-    write_html,
+    run_episode,
 )
 from iclr26.catalog import implemented_system
 from iclr26.core import Report, RunContext, Table
-from iclr26.core.jsonfile import append_log
+from iclr26.core.claim import Claim
+from iclr26.core.errors import UserError
 from iclr26.core.records import markdown_table
+from iclr26.core.study import Arm, Study, Unit, run_study
 from iclr26.core.system import preset_table
-from iclr26.scienceboard.config import DOMAINS, ScienceBoardConfig
+from iclr26.scienceboard.config import AGENTS, ScienceBoardConfig
+from iclr26.scienceboard.floors import RandomClicks, always_fail
 from iclr26.scienceboard.suite import BuiltTask, built_tasks
 from iclr26.scienceboard.task import load_tasks, map_task
+from iclr26.scienceboard.views import DOMAIN_OF, views
 
-DOMAIN_OF = {"KAlgebra": "algebra", "PyMOL": "biochemistry", "ChimeraX": "biochemistry", "GrassGIS": "gis",
-             "Celestia": "astronomy", "Stellarium": "astronomy", "TeXstudio": "documents",
-             "Lean": "theorem proving"}  # fmt: skip
-NAMES = {"algebra": "Algebra", "biochemistry": "Biochem", "gis": "GIS", "astronomy": "Astron",
-         "documents": "Doc"}  # fmt: skip
-PAPER_ROWS = [
-    ["Claude-3.7, screenshot + a11y tree (paper)", 12.90, 41.37, 8.82, 9.09, 18.75, 15.79, "", ""],
-    ["GPT-4o, screenshot + a11y tree (paper)", "", "", "", "", "", 14.45, "", ""],
-    ["GPT-4o, screenshot only (paper)", "", "", "", "", "", 1.58, "", ""],
-]
-"""The paper's success rates (%): Algebra / Biochemistry / GIS / Astronomy / Documents / overall."""
 PREFILL = "```python\npyautogui."
 """The prefilled start of each reply (config `prefill`): a pyautogui call, so a small model acts; the
 reply then stops at the block's closing fence."""
@@ -50,11 +40,17 @@ KINDS = ("direct", "basic", "knowledge", "reasoning", "infeasible")
 
 
 def select_tasks(cfg: ScienceBoardConfig, per_domain: int, domains: tuple[str, ...] = ()) -> list[BuiltTask]:
-    """The built-here tasks of `domains` (default: the config's), at most `per_domain` each, spread
-    over the kinds."""
+    """The built-here tasks of `domains` (default: the config's; only `task_ids` when the config names
+    them), at most `per_domain` each, spread over the kinds."""
+    every = built_tasks()
+    if cfg.task_ids:
+        unknown = sorted(set(cfg.task_ids) - {t.task_id for t in every})
+        if unknown:
+            raise UserError(f"task_ids: no built-here task {', '.join(unknown)}")
+        every = [t for t in every if t.task_id in cfg.task_ids]
     out = []
     for domain in domains or cfg.domains:
-        tasks = [t for t in built_tasks() if DOMAIN_OF[t.spec["type"]] == domain]
+        tasks = [t for t in every if DOMAIN_OF[t.spec["type"]] == domain]
         if per_domain:
             by_kind = [[t for t in tasks if t.kind == k] for k in KINDS]
             picked: list[BuiltTask] = []
@@ -92,187 +88,129 @@ def _needs_images(cfg: ScienceBoardConfig) -> str:
     return "observation=screenshot (use a11y_tree for a text model)" if screenshot else ""
 
 
+ARMS = {
+    "oracle": Arm("oracle", "oracle"),
+    "null": Arm("null", "null"),
+    "always_fail": Arm("always_fail", "floor", floor="always-FAIL"),
+    "random_click": Arm("random_click", "floor", floor="random clicks"),
+    "llm": Arm("llm", "method"),
+}
+"""The arms by `agents` name: the oracle (the reference solutions: must pass every task), the null
+(DONE at once: must pass none), the two floors (`floors.py`) and the method (the model agent)."""
+FLOORS = ("always_fail", "random_click")
+
+
+def study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None) -> Study:
+    """ScienceBoard as a study: the units are the selected built-here tasks, the arms the agents. The
+    claim (with the llm and a floor on) is the model agent against each floor on tasks passed, named
+    before the run, paired over the tasks the agent ran with a bootstrap interval (a 0/1 metric); 0 vs
+    0 everywhere is `uninformative`. A floor is the claim's baseline, so its own floor is the constant
+    0. `desk` (a running `Desktop`) and `workdir` are what `measure` needs to run a cell."""
+    tasks = select_tasks(cfg, cfg.per_domain)
+    arms = [ARMS[a] for a in AGENTS if a in cfg.agents]
+    units = [Unit(t.task_id, cfg.seed, {"domain": DOMAIN_OF[t.spec["type"]], "kind": t.kind}) for t in tasks]
+    claims = []
+    floors = tuple(f for f in FLOORS if f in cfg.agents)
+    if "llm" in cfg.agents and floors:
+        label = "tasks passed (0/1), paired over the tasks the model agent ran"
+        claims.append(Claim("success", "llm", floors, interval="bootstrap", floor=0.0, label=label))
+    chosen = select_tasks(cfg, cfg.llm_per_domain or cfg.per_domain, cfg.llm_domains)
+    llm_units = {t.task_id for t in chosen}
+    by_id = {t.task_id: t for t in tasks}
+    measure = functools.partial(_measure, cfg, by_id, llm_units, desk, workdir)
+    return Study("scienceboard", arms, units, measure, claims=claims, metrics=["success", "steps"],
+                 pass_metric="success", config=cfg, seed=cfg.seed,
+                 views=functools.partial(views, cfg, by_id))  # fmt: skip
+
+
 def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
-    """Run every configured agent over the selected tasks on the desktop and tabulate."""
+    """Every configured agent on each selected task on the desktop (`core.study.run_study`: resumable
+    from `cells.jsonl`), then ScienceBoard's domain table. The cells run one at a time: they share
+    one desktop, and the reference solutions click fixed points of a screen they have to themselves."""
     if cfg.tasks != "builtin":
         return _mapping(cfg)
     if "llm" in cfg.agents and _needs_images(cfg):
         ctx.require_images(_needs_images(cfg))  # before the oracle and null rows, not after them
     from iclr26.scienceboard.desktop import Desktop
-    from iclr26.scienceboard.env import GUI_PARSER, ScienceBoardEnv
 
-    tasks = select_tasks(cfg, cfg.per_domain)
-    by_id = {t.task_id: t for t in tasks}
-    ctx.log(f"{len(tasks)} tasks: " + ", ".join(f"{d} {sum(DOMAIN_OF[t.spec['type']] == d for t in tasks)}"
-                                                for d in cfg.domains))  # fmt: skip
-    episodes_file = ctx.out_dir / "episodes.jsonl"
-    runs: dict[str, list[Episode]] = {}
-    startup: dict[str, list[float]] = defaultdict(list)
-    seconds: dict[str, float] = {}
+    if ctx.jobs > 1:
+        ctx.log(f"scienceboard runs one task at a time on its one desktop (--jobs {ctx.jobs} ignored)")
     with tempfile.TemporaryDirectory(prefix="iclr26-sb-") as tmp, Desktop() as desk:
-        for name in cfg.agents:
-            ids = [t.task_id for t in tasks]
-            if name == "llm":
-                chosen = select_tasks(cfg, cfg.llm_per_domain or cfg.per_domain, cfg.llm_domains)
-                ids = [t.task_id for t in chosen]
-            envs: dict[str, ScienceBoardEnv] = {}
-            make_env = _env_factory(cfg, ctx, desk, Path(tmp) / name, by_id, name, envs)
-            t0 = time.perf_counter()
-            agent_for = _agent_factory(cfg, ctx, name, by_id)
-            with ctx.progress(f"{name} on {len(ids)} tasks", len(ids)) as advance:
-                episodes = []
-                for task_id in ids:
-                    t = by_id[task_id]
-                    episodes += run_suite(
-                        [task_id],
-                        make_env,
-                        agent_for(t),
-                        GUI_PARSER,
-                        _budget(cfg, t),
-                        episodes_file=episodes_file,
-                    )
-                    advance(1)
-            if name == "llm":
-                write_html(ctx.out_dir / "episodes.html", episodes, "the model agent on ScienceBoard")
-            seconds[name] = time.perf_counter() - t0
-            runs[name] = episodes
-            for task_id, env in envs.items():  # why each task passed
-                checks = [{"type": r.kind, "passed": r.passed, "detail": r.detail} for r in env.results]
-                append_log(ctx.out_dir / "checks.jsonl", {"agent": name, "task": task_id, "checks": checks})
-            for env in envs.values():
-                if env.startup_s:
-                    startup[env.app].append(env.startup_s)
-            ctx.log(f"{name}: {sum(e.success for e in episodes)}/{len(episodes)} in {seconds[name]:.0f} s")
-    return _report(cfg, ctx, by_id, runs, startup, seconds)
+        return run_study(study(cfg, desk, Path(tmp)), ctx, jobs=1, parallel="process").report
 
 
-def _agent_factory(cfg: ScienceBoardConfig, ctx: RunContext, name: str, by_id: dict[str, BuiltTask]) -> Any:
-    """`agent_for(task)`: the oracle (the reference solutions) and the null agent serve every task; the
-    model agent is made per task, as its system prompt names the task's app."""
+def _agent(cfg: ScienceBoardConfig, ctx: RunContext, arm: Arm, task: BuiltTask) -> Any:
+    """The arm's agent for `task`: the model agent is made per task, as its system prompt names the
+    task's app."""
     from iclr26.scienceboard.env import GUI_PARSER
     from iclr26.scienceboard.prompting import system_prompt
 
-    if name == "oracle":
-        oracle = OracleAgent({k: list(t.oracle) for k, t in by_id.items()})
-        return lambda task: oracle
-    if name == "null":
-        null = NullAgent()
-        return lambda task: null
+    if arm.name == "oracle":
+        return OracleAgent({task.task_id: list(task.oracle)})
+    if arm.name == "null":
+        return NullAgent()
+    if arm.name == "always_fail":
+        return always_fail()
+    if arm.name == "random_click":
+        steps = int(task.spec["steps"])  # its clicks, then DONE within the budget
+        return RandomClicks(cfg.seed, clicks=min(steps, _budget(cfg, task).max_steps - 1))
     model = ctx.chat_model(images=_needs_images(cfg))
-
-    def agent_for(task: BuiltTask) -> LLMAgent:
-        return LLMAgent(
-            model, system_prompt(task.spec["type"], cfg.observation), GUI_PARSER,
-            max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
-            name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
-            stop=("\n```",) if cfg.prefill else None,
-        )  # fmt: skip
-
-    return agent_for
+    return LLMAgent(
+        model, system_prompt(task.spec["type"], cfg.observation), GUI_PARSER,
+        max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
+        name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
+        stop=("\n```",) if cfg.prefill else None,
+    )  # fmt: skip
 
 
-def _env_factory(
+def _measure(
     cfg: ScienceBoardConfig,
-    ctx: RunContext,
+    by_id: dict[str, BuiltTask],
+    llm_units: set[str],
     desk: Any,
     workdir: Path,
-    by_id: dict[str, BuiltTask],
-    agent: str,
-    envs: dict[str, Any],
-) -> Any:
-    """`make_env(task_id)` for `run_suite`: a fresh environment per task, kept in `envs` (start-up times,
-    check verdicts)."""
-    from iclr26.scienceboard.env import ScienceBoardEnv
+    arm: Arm,
+    unit: Unit,
+    ctx: RunContext,
+) -> dict[str, Any]:
+    """One agent on one task in a fresh environment (its app started, the checks run at the end):
+    `success` (0/1), steps, the app's start-up time, the checks' verdicts and the episode. The llm arm
+    runs only its `llm_domains` / `llm_per_domain` subset: elsewhere the cell is empty."""
+    from iclr26.scienceboard.env import GUI_PARSER, ScienceBoardEnv
 
-    def make_env(task_id: str) -> ScienceBoardEnv:
-        t = by_id[task_id]
-        figure = None
-        if cfg.figures and agent == "oracle":
-            figure = ctx.out_dir / f"screen_{map_task(t.task()).app}.png"
-        env = ScienceBoardEnv(
-            t.task(), desk, workdir / task_id, observation=cfg.observation,
-            a11y_chars=cfg.a11y_chars, pause_s=cfg.pause_s, figure=figure,
-        )  # fmt: skip
-        envs[task_id] = env
-        return env
-
-    return make_env
+    if arm.name == "llm" and unit.key not in llm_units:
+        return {}
+    if desk is None:
+        raise UserError("scienceboard: a cell needs the desktop (run it through system.run)")
+    t = by_id[unit.key]
+    figure = None
+    if cfg.figures and arm.name == "oracle":
+        figure = ctx.out_dir / f"screen_{map_task(t.task()).app}.png"
+    env = ScienceBoardEnv(
+        t.task(), desk, workdir / arm.name / unit.key, observation=cfg.observation,
+        a11y_chars=cfg.a11y_chars, pause_s=cfg.pause_s, figure=figure,
+    )  # fmt: skip
+    episode = run_episode(unit.key, env, _agent(cfg, ctx, arm, t), GUI_PARSER, _budget(cfg, t))
+    checks = [{"type": r.kind, "passed": r.passed, "detail": r.detail} for r in env.results]
+    return {"success": int(episode.success), "steps": len(episode.steps), "app": env.app,
+            "startup_s": env.startup_s, "checks": checks, "episode": episode.to_json()}  # fmt: skip
 
 
 def _budget(cfg: ScienceBoardConfig, task: BuiltTask) -> Budget:
     return Budget(max_steps=cfg.max_steps or int(task.spec["steps"]) + 2, max_wall_s=cfg.task_timeout_s)
 
 
-def domain_rates(episodes: list[Episode], by_id: dict[str, BuiltTask]) -> dict[str, float]:
-    """Success (%) per domain of the episodes' tasks."""
-    per: dict[str, list[bool]] = defaultdict(list)
-    for e in episodes:
-        per[DOMAIN_OF[by_id[e.task_id].spec["type"]]].append(e.success)
-    return {d: 100 * sum(v) / len(v) for d, v in per.items()}
-
-
-def _report(
-    cfg: ScienceBoardConfig,
-    ctx: RunContext,
-    by_id: dict[str, BuiltTask],
-    runs: dict[str, list[Episode]],
-    startup: dict[str, list[float]],
-    seconds: dict[str, float],
-) -> Report:
-    cols = ["agent", *(NAMES[d] for d in DOMAINS), "overall", "steps / task", "tokens / task"]
-    rows: list[list[Any]] = []
-    for name, episodes in runs.items():
-        rates = domain_rates(episodes, by_id)
-        overall = statistics.mean(rates.values()) if rates else float("nan")  # the mean of domain rates
-        steps = statistics.mean(len(e.steps) for e in episodes) if episodes else 0
-        tokens = statistics.mean(e.prompt_tokens + e.completion_tokens for e in episodes) if episodes else 0
-        label = episodes[0].agent if episodes else name
-        rows.append(
-            [label, *(round(rates[d], 1) if d in rates else "" for d in DOMAINS), round(overall, 2),
-             round(steps, 1), round(tokens)]
-        )  # fmt: skip
-    rows += PAPER_ROWS
-    caption = (
-        f"Observation: {cfg.observation}; {len(by_id)} built-here tasks (PyMOL for ChimeraX, Stellarium for "
-        "Celestia); overall is the mean of the domain rates. The paper's rows use its own 169 tasks on the "
-        "authors' VM."
-    )
-    table = Table("Success rate (%) by domain", cols, rows, caption=caption)
-    tables = [table]
-    print(markdown_table(table.columns, table.rows))
-    notes = []
-    if "oracle" in runs and "null" in runs:
-        check = check_suite(runs["oracle"], runs["null"])
-        notes.append(f"task set: {check.describe()}")
-    if startup:
-        up = Table(
-            "App start-up (s): launch to a window on screen and the state probe answering",
-            ["app", "starts", "median", "max"],
-            [[app, len(v), round(statistics.median(v), 2), round(max(v), 2)]
-             for app, v in sorted(startup.items())],
-        )  # fmt: skip
-        print(markdown_table(up.columns, up.rows))
-        tables.append(up)
-    verdicts = {n: {e.task_id: "pass" if e.success else "fail" for e in eps} for n, eps in runs.items()}
-    per_task = Table(
-        "Per task: success by agent",
-        ["task", "domain", "kind", *runs],
-        [[tid, DOMAIN_OF[t.spec["type"]], t.kind, *(v.get(tid, "") for v in verdicts.values())]
-         for tid, t in by_id.items()],
-    )  # fmt: skip
-    tables.append(per_task)
-    notes += [f"{name}: {s:.0f} s wall" for name, s in seconds.items()]
-    figures = [p.name for p in sorted(ctx.out_dir.glob("screen_*.png"))]
-    return Report(tables=tables, figures=figures, notes=notes)
-
+DEMO_TASKS = ("kalgebra-direct-define", "grass-infeasible-satellite", "tex-direct-water")
+"""The tour's tasks: KAlgebra, GRASS and TeXstudio start in about a second (Stellarium takes six)."""
 
 PRESETS = preset_table(
     # SmolLM2 (2,048 tokens of context per request) fits one earlier turn beside a short tree, not three
     bench=ScienceBoardConfig(history_turns=1, a11y_chars=800),
-    # CI: one task per domain, oracle and null only (the apps start; no model)
-    smoke={"per_domain": 1, "agents": ("oracle", "null"), "figures": False},
-    # the tour: one task per domain, oracle and null; SmolLM2 reading the accessibility tree on GIS
-    demo={"per_domain": 1, "max_steps": 2, "llm_domains": ("gis",)},
+    # CI: one task per domain, the oracle, the null and the two floors (the apps start; no model)
+    smoke={"per_domain": 1, "agents": ("oracle", "null", "always_fail", "random_click"), "figures": False},
+    # the tour: three tasks on the quick-starting apps, an infeasible one among them (where always-FAIL
+    # scores), every arm; SmolLM2 reading the accessibility tree on all three, two steps each
+    demo={"task_ids": DEMO_TASKS, "max_steps": 2},
     # the paper's setting: a served vision model (--llm http) with screenshot and tree, longer replies
     paper={
         "observation": "screenshot_a11y_tree",

@@ -445,3 +445,18 @@ def test_the_claim_carries_the_floors_on_its_paired_units_to_the_report(tmp_path
     without = Study("bare", [Arm("ours"), Arm("base", "baseline")], [Unit(f"u{i}", i) for i in range(3)],
                     noisy_measure, claims=[Claim("score", "ours", ("base",))])  # fmt: skip
     assert run_study(without, ctx_in(tmp_path / "bare")).report.claim_check.floors is None
+
+
+def test_a_percentage_that_is_zero_for_one_arm_gets_no_rate_interval(tmp_path):
+    """liveweb_ie's F1 (%) is 0 on every unit for the empty extraction and 0..100 for the oracle: the
+    empty arm's interval is not Wilson's [0, 0.49] for a 0/1 rate; a true 0/1 metric's still is."""
+
+    def f1(arm: Arm, unit: Unit, ctx: RunContext) -> dict:
+        return {"f1": 0.0 if arm.name == "empty" else 50.0 + 10 * unit.seed, "passed": float(unit.seed % 2)}
+
+    arms = [Arm("ours"), Arm("base", "baseline"), Arm("empty", "floor", floor="empty extraction")]
+    study = Study("pct", arms, [Unit(f"u{i}", i) for i in range(4)], f1)
+    table = run_study(study, ctx_in(tmp_path)).report.tables[0]
+    empty = next(r for r in table.rows if r[0] == "empty")
+    assert empty[3] == 0 and empty[4] == "[0, 0]"
+    assert empty[6] == "[0.15, 0.85]"  # passed: 2 of 4, a rate (Wilson)

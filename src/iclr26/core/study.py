@@ -457,14 +457,18 @@ def floor_means(result: StudyResult, metric: str, keys: Collection[str]) -> dict
     return out or None
 
 
-def arm_interval(values: Sequence[float], bootstrap: bool = False) -> tuple[float, float]:
+def arm_interval(
+    values: Sequence[float], bootstrap: bool = False, rate: bool | None = None
+) -> tuple[float, float]:
     """The 95% interval of a mean over units: Wilson for a 0/1 metric, a percentile bootstrap when
-    declared, else ± 2 standard errors (a point with one unit, which the standard table leaves out)."""
+    declared, else ± 2 standard errors (a point with one unit, which the standard table leaves out).
+    `rate` says whether the metric is a 0/1 rate; None: when every value is 0 or 1."""
     x = np.asarray(values, dtype=np.float64)
     if not len(x):
         return math.nan, math.nan
-    if np.isin(x, (0.0, 1.0)).all():
-        return wilson_interval(int(x.sum()), len(x))
+    if rate if rate is not None else np.isin(x, (0.0, 1.0)).all():
+        lo, hi = wilson_interval(int(x.sum()), len(x))
+        return max(0.0, lo), min(1.0, hi)  # 0 of n is [0, ...], not a rounding error above it
     if len(x) < 2:
         return float(x[0]), float(x[0])
     if bootstrap:
@@ -495,14 +499,20 @@ def standard_table(result: StudyResult) -> Table:
     for m in metrics:
         cols += [m, f"{m} 95% interval"]
     rows: list[list[Any]] = []
+
+    def finite(arm: str, m: str) -> list[float]:
+        vals = [float(v) for v in result.values(arm, m).values() if _scalar(v) and v is not None]
+        return [v for v in vals if math.isfinite(v)]
+
+    # a 0/1 rate when every arm's every value is 0 or 1 (an F1 in % that is 0 for one arm is not)
+    rate = {m: all(v in (0.0, 1.0) for a in study.arms for v in finite(a.name, m)) for m in metrics}
     for arm in sorted(study.arms, key=lambda a: _ROLE_ORDER[a.role]):
         measured = [c for c in result.records(arm.name) if c.metrics]  # an arm may leave a unit's cell empty
         row: list[Any] = [arm.name, arm.label, len(measured)]
         for m in metrics:
-            vals = [float(v) for v in result.values(arm.name, m).values() if _scalar(v) and v is not None]
-            vals = [v for v in vals if math.isfinite(v)]
-            lo, hi = arm_interval(vals, m in boot)
-            spread = len(vals) > 1 or (vals and vals[0] in (0.0, 1.0))  # one unit: no interval, but a rate's
+            vals = finite(arm.name, m)
+            lo, hi = arm_interval(vals, m in boot, rate[m])
+            spread = len(vals) > 1 or (vals and rate[m])  # one unit: no interval, but a rate's
             row += [float(np.mean(vals)) if vals else None,
                     f"[{format_cell(lo)}, {format_cell(hi)}]" if spread else None]  # fmt: skip
         rows.append(row)

@@ -54,7 +54,6 @@ NOT_YET_PORTED = [
     "slt_reliability",
     "scienceboard",
     "laplacianformer",
-    "icl_analysis",
     "liveweb_ie",
     "glow",
     "vincie",

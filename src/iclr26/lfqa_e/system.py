@@ -120,13 +120,15 @@ class Bench:
         self.majority = max(LABELS, key=lambda k: counts[k])  # ties: the first of LABELS
         self._lock = threading.Lock()
         self._prefs: dict[str, dict[str, str]] = {}
-        self._models: dict[int, ChatModel] = {}
+        self._models: dict[int, tuple[RunContext, ChatModel]] = {}
 
     def model(self, ctx: RunContext) -> ChatModel:
         with self._lock:
-            if id(ctx) not in self._models:
-                self._models[id(ctx)] = ctx.chat_model()
-            return self._models[id(ctx)]
+            held = self._models.get(id(ctx))
+            if held is None or held[0] is not ctx:  # keyed by the context it was opened for
+                held = (ctx, ctx.chat_model())
+                self._models[id(ctx)] = held
+            return held[1]
 
     def _keep(self, name: str, prefs: Sequence[str]) -> None:
         self._prefs[name] = dict(zip([c.id for c in self.test], prefs, strict=True))

@@ -44,8 +44,6 @@ GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 NOT_YET_PORTED = [
     "deepfaith",
     "slt_reliability",
-    "lfqa_e",
-    "icl_analysis",
 ]
 
 

@@ -96,10 +96,12 @@ def test_ray_workers_use_the_runs_model_and_report_their_tokens(stub, tmp_path):
     """icl_analysis's cells in Ray tasks: each worker opens the run's choice (the stub, though the
     worker's environment is the driver's at `ray.init`) and its usage comes back to results.json."""
     ray = pytest.importorskip("ray")
-    cells = {**LLM_ARMS["icl_analysis"], "shots": "2,5", "parallel": "ray"}
+    cells = {**LLM_ARMS["icl_analysis"], "shots": "2,5"}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        record, _ = run_system(get_system("icl_analysis"), "smoke", cells, out=tmp_path / "ray")
+        record, _ = run_system(
+            get_system("icl_analysis"), "smoke", cells, out=tmp_path / "ray", parallel="ray"
+        )
     finally:
         ray.shutdown()
     asked = len(stub.requests)  # two cells of two items (a reply and a log-prob request each)

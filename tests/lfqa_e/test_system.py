@@ -1,5 +1,7 @@
-"""The `lfqa_e` system end to end: the smoke preset on the built-here set (resumed), a release
-file by path, and config errors."""
+"""The `lfqa_e` system as a study: the smoke preset on the built-here set (resumed from cells.jsonl),
+the arms, floors and claims, the verdict against a stub judge server on 127.0.0.1 (a real HTTP server
+that answers each judge prompt by a rule the test sets, not a language model), a release file by
+path, and config errors."""
 
 from __future__ import annotations
 
@@ -8,36 +10,139 @@ import json
 import pytest
 
 from iclr26.core import ConfigError
+from iclr26.core.ledger import CELLS_FILE
 from iclr26.core.runner import run_system
-from iclr26.lfqa_e import SYSTEM
+from iclr26.lfqa_e import SYSTEM, build_comparisons
+from iclr26.lfqa_e.config import LFQAConfig
 from iclr26.lfqa_e.data import Comparison
-from iclr26.lfqa_e.system import split_by_question
+from iclr26.lfqa_e.judges import JudgeConfig, pair_prompt
+from iclr26.lfqa_e.system import FLOORS, Bench, _claims, measure, split_by_question, study
+from tests.core.llm.json_server import ChatStub, serve
 
 
 def _table(record, prefix):
     return next(t for t in record.report.tables if t.title.startswith(prefix))
 
 
-def test_smoke_runs_resumes_and_writes_figures(tmp_path):
+def _cells(run_dir) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / CELLS_FILE).read_text().splitlines()]
+
+
+def test_smoke_runs_resumes_from_its_cells_and_writes_figures(tmp_path):
     out = tmp_path / "run"
     record, run_dir = run_system(SYSTEM, "smoke", out=out)
     assert record.status == "complete"
     main = _table(record, "Agreement with the labels")
     metrics = [r[1] for r in main.rows]
-    assert metrics == ["rouge1", "bleu", "judge_pairwise", "trained_evaluator", "(the label itself)"]
+    assert metrics == ["rouge1", "bleu", "judge_pairwise", "trained_evaluator", "always_a", "coin_flip",
+                       "majority", "(the label itself)"]  # fmt: skip
+    assert [r[0] for r in main.rows[4:7]] == ["floor"] * 3
     assert all(0 <= r[3] <= 100 and 0 <= r[5] <= 100 for r in main.rows)
     assert _table(record, "Judges: position bias").rows[0][0] == "judge_pairwise"
     for name in ("metrics_accuracy_f1.png", "best_judge_confusion.png", "metric_agreement.png"):
         assert (run_dir / name).stat().st_size > 5_000
     built = json.loads((run_dir / "built_comparisons.json").read_text())
     assert len(built) == 12 and {r["label"] for r in built} <= {"response_a", "response_b", "same"}
-    assert sorted(p.name for p in (run_dir / "checkpoints" / "metrics").glob("*.json")) == sorted(
-        f"{m}.json" for m in metrics[:-1]
-    )
-    assert (record.llm_usage or {}).get("calls", 0) > 0
-    again, _ = run_system(SYSTEM, "smoke", out=out)  # every metric is reused, no judge call made
+    assert not (run_dir / "checkpoints" / "metrics").exists()  # the one ledger is cells.jsonl
+    cells = _cells(run_dir)
+    assert len(cells) == 7 * 6  # 4 metrics and 3 floors on the 6 test comparisons
+    judged = [c for c in cells if c["arm"] == "judge_pairwise" and c["metrics"]]
+    assert len(judged) == 2 and all(c["tokens"]["calls"] == 2 for c in judged)  # both orders, per cell
+    assert record.llm_usage["calls"] == 4
+    standard = _table(record, "lfqa_e: every arm")
+    assert {r[1] for r in standard.rows} >= {"method", "baseline", 'floor (always "a")', "floor (coin flip)",
+                                             "floor (majority class)"}  # fmt: skip
+    claim = record.report.claim_check
+    assert (claim.method, claim.baseline, claim.verdict) == ("judge_pairwise", "rouge1", "not tested")
+    again, _ = run_system(SYSTEM, "smoke", out=out)  # every cell is reused, no judge call made
     assert (again.llm_usage or {}).get("calls", 0) == 0
     assert _table(again, "Agreement with the labels").rows == main.rows
+    assert len(_cells(run_dir)) == len(cells)
+
+
+def _comparisons(n: int = 8) -> tuple[list[Comparison], list[Comparison]]:
+    return split_by_question(build_comparisons(n, seed=0, model=None, pairs_per_question=2), 0.5, 0)
+
+
+def test_the_study_declares_metrics_floors_and_claims():
+    cfg = SYSTEM.config("smoke")
+    train, test = _comparisons()
+    s = study(cfg, train, test)
+    roles = {a.name: a.role for a in s.arms}
+    assert roles == {"rouge1": "baseline", "bleu": "baseline", "judge_pairwise": "method",
+                     "trained_evaluator": "method", "always_a": "floor", "coin_flip": "floor",
+                     "majority": "floor"}  # fmt: skip
+    assert [u.key for u in s.units] == [c.id for c in test]
+    first, second = s.claims
+    assert (first.method, first.baselines, first.floor_arm) == ("judge_pairwise", ("rouge1",), "majority")
+    assert second.baselines == ("always_a", "coin_flip", "majority") and first.interval == "bootstrap"
+    assert {r.name for r in s.references} >= {"paper: human", "paper: ROUGE"}
+    # no judge: the fine-tuned evaluator is the method; no judge and no trained model: no claim
+    only = LFQAConfig(metrics=("rougeL", "trained_evaluator"))
+    assert next((c.method, c.baselines) for c in _claims(only)) == ("trained_evaluator", ("rougeL",))
+    assert _claims(LFQAConfig(metrics=("rouge1", "bleu"))) == []
+
+
+def test_the_floors_read_nothing_of_the_responses():
+    train, test = _comparisons(12)
+    bench = Bench(LFQAConfig(), train, test)
+    counts = {k: sum(c.label == k for c in train) for k in ("response_a", "response_b", "same")}
+    assert bench.majority == max(counts, key=counts.get)
+    got = {a.name: [measure(bench, a, s_unit, None) for s_unit in study(LFQAConfig(), train, test).units]
+           for a in FLOORS}  # fmt: skip
+    assert [g["preference"] for g in got["always_a"]] == ["response_a"] * len(test)
+    assert [g["correct"] for g in got["always_a"]] == [int(c.label == "response_a") for c in test]
+    assert {g["preference"] for g in got["majority"]} == {bench.majority}
+    coin = [g["preference"] for g in got["coin_flip"]]
+    assert set(coin) == {"response_a", "response_b"}  # a fair coin over 12+ items shows both sides
+    again = [measure(bench, FLOORS[1], u, None)["preference"] for u in study(LFQAConfig(), train, test).units]
+    assert again == coin  # seeded per comparison
+
+
+def _judge_stub(right: bool) -> type[ChatStub]:
+    """A judge that gives the label's verdict for every built-here comparison (`right`), or the
+    wrong one (the other response; for a tie, response_a in both orders)."""
+    _, test = _comparisons(16)
+    answers = {}
+    for c in test:
+        for swapped in (False, True):
+            prompt = pair_prompt(c, JudgeConfig(kind="pairwise"), swapped=swapped)
+            first = "response_b" if swapped else "response_a"
+            if c.label == "same":  # wrong: response_a in both orders
+                right_line = "the two responses are equally good"
+                wrong_line = f"Response {2 if swapped else 1} is better"
+            else:
+                one = c.label == first
+                right_line = f"Response {1 if one else 2} is better"
+                wrong_line = f"Response {2 if one else 1} is better"
+            answers[prompt] = f"Verdict: {right_line if right else wrong_line}"
+
+    def reply(body: dict) -> str:
+        return answers.get(body["messages"][-1]["content"], "no idea")
+
+    return ChatStub.new(reply)
+
+
+@pytest.mark.parametrize(("right", "verdict"), [(True, "held"), (False, "did not hold")])
+def test_the_judges_verdict_follows_its_answers(right, verdict, tmp_path, monkeypatch):
+    """A judge right on every comparison beats the three floors (held); one wrong on every
+    comparison falls below them (did not hold). Its requests reach the run's server (`--llm`)."""
+    handler = _judge_stub(right)
+    settings = {"n_questions": "16", "pairs_per_question": "2", "judge_items": "0",
+                "metrics": "rouge1,judge_pairwise", "n_boot": "20"}  # fmt: skip
+    with serve(handler) as url:
+        monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
+        for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
+            monkeypatch.delenv(var, raising=False)
+        record, run_dir = run_system(SYSTEM, "smoke", settings, out=tmp_path / "run")
+    _, test = _comparisons(16)
+    assert len(handler.requests) == 2 * len(test)
+    floors = [c for c in record.report.tables[-1].rows if c[2] in ("always_a", "coin_flip", "majority")]
+    assert len(floors) == 3 and {r[5] for r in floors} == {verdict}, floors
+    rows = {r[1]: r for r in _table(record, "Agreement with the labels").rows}
+    assert rows["judge_pairwise"][3] == (100.0 if right else 0.0)
+    judged = [c for c in _cells(run_dir) if c["arm"] == "judge_pairwise"]
+    assert all(c["models"] == ["http:stub-model"] and c["tokens"]["calls"] == 2 for c in judged)
 
 
 def test_a_release_file_by_path(tmp_path):
@@ -59,8 +164,10 @@ def test_a_release_file_by_path(tmp_path):
     assert data[0] == str(path) and data[1] == 8 and data[3] == "0 / 8"
     rows = {r[1]: r for r in _table(record, "Agreement with the labels").rows}
     assert rows["rouge1"][3] == 100.0 and rows["chrf"][3] == 100.0  # the reference is the good side
+    assert rows["always_a"][3] == 50.0  # half the labels are response_a
     by_type = _table(record, "Accuracy (%) by compare type")
     assert by_type.columns[1:] == ["human_vs_model (n=4)", "model_vs_model (n=4)"]
+    assert record.report.claim_check is None  # no judge and no trained model: nothing to claim
 
 
 def test_split_keeps_questions_apart():

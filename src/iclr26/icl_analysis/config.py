@@ -23,6 +23,8 @@ class ICLConfig:
     RENAMED: ClassVar[dict[str, str]] = {
         "model": RUN_LLM + "; model=none is now sweep=false",
         "model_path": RUN_LLM,
+        "parallel": "where cells run is the run's: iclr26 run icl_analysis --parallel process|threads|ray",
+        "cpus_per_cell": "a Ray cell takes one CPU: iclr26 run icl_analysis --parallel ray --jobs N",
     }
 
     tasks: tuple[str, ...] = tuple(TASKS)
@@ -49,11 +51,6 @@ class ICLConfig:
     """ask the run's model (`--llm`) every cell; false: the data, the baselines and the trained GPT only"""
     max_concurrency: int = 4
     """requests in flight to an HTTP server"""
-    parallel: str = "serial"
-    """how cells run: serial (one model, one cache), or ray (one Ray task per cell, each with its own
-    model and reply cache: several servers behind the URL, or cores for several embedded models)"""
-    cpus_per_cell: float = 1.0
-    """CPUs Ray reserves for each cell's task (parallel=ray)"""
     logprobs: bool = True
     """also score binary label cells by the label tokens' log-probs"""
     reasoning_items: int = 20
@@ -85,8 +82,6 @@ class ICLConfig:
             check_int(name, getattr(self, name), 1)
         check_int("n_ood", self.n_ood, 0)
         check_int("seed", self.seed, 0)
-        check_in("parallel", self.parallel, ("serial", "ray"))
-        check_interval("cpus_per_cell", self.cpus_per_cell, 0.0, closed=(False, True))
         for t in self.gpt_tasks:
             check_in("gpt_tasks", t, FAMILY_OF_TASK)
         if self.items > self.n_test or (self.n_ood and self.items > self.n_ood):

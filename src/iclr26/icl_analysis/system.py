@@ -1,31 +1,44 @@
-"""The `icl_analysis` system: generate the nine tasks' splits, fit the scikit-learn baselines on
-the same exemplars, sweep a language model over tasks × styles × shots × δ (every reply cached and
-every finished cell saved, so an interrupted sweep resumes), train a small GPT to learn in context,
-and report accuracy against shots per style, ID and OOD."""
+"""`iclr26 run icl_analysis`: generate the nine tasks' splits, then run the study (`core.study`):
+the units are task × test split (the ID test split and each OOD δ), and the arms the ways of
+labelling a split's first `items` test items from the first k training items: the language model
+(the run's, `--llm`) in each prompt style at each shot count, the scikit-learn baselines fitted on
+the same k exemplars (and on the whole training split), the small GPT trained here to learn in
+context, and two floors that read no input string: the training split's majority label and the
+majority label of the k exemplars. From the cells: accuracy against shots per style, ID and OOD, the
+spread across styles, the OOD drop, the figures.
+
+Each (arm, unit) is one line of `cells.jsonl` in the run folder, and every model reply is in the
+run's LLM cache, so an interrupted sweep resumes; `--parallel ray` (or `--jobs N`) runs cells in
+other processes, each opening the run's model, and their tokens come back in each cell's record.
+"""
 
 from __future__ import annotations
 
-import json
+import functools
 import statistics
+import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
+from typing import Any
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.config import with_changes
-from iclr26.core.llm import ChatModel, LLMChoice, Usage
-from iclr26.core.parallel import parallel_map
+from iclr26.core.llm import ChatModel
 from iclr26.core.records import pyplot, save_figure
+from iclr26.core.study import Arm, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.icl_analysis.apo import optimise_prompt
 from iclr26.icl_analysis.baselines import fit_baseline
 from iclr26.icl_analysis.config import ICLConfig
 from iclr26.icl_analysis.evaluate import Cell, evaluate_cell
-from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, evaluate_gpt, train_icl_gpt
+from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, ICLGPT, evaluate_gpt, train_icl_gpt
 from iclr26.icl_analysis.prompts import REASONING, shot_counts
 from iclr26.icl_analysis.tasks import Splits, get_task, make_splits
+
+MAJORITY = "majority_label"
 
 
 def _task_splits(cfg: ICLConfig, name: str) -> Splits:
@@ -61,25 +74,12 @@ def _splits(cfg: ICLConfig, ctx: RunContext) -> tuple[dict[str, Splits], Table]:
     )
 
 
-def _baselines(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> Table:
-    rows = []
-    sizes = [*sorted({k for k in cfg.shots if k > 0}), cfg.n_train]
-    jobs = [(t, kind, k) for t in cfg.tasks for kind in cfg.baselines for k in sizes]
-    for task, kind, k in ctx.track(jobs, "baselines"):
-        s = splits[task]
-        b = fit_baseline(task, kind, s.train[:k])
-        rows.append([task, kind, "all" if k == cfg.n_train else k] + [
-            round(b.accuracy(s.split(d)[: max(cfg.items, 1000)]), 1) for d in cfg.deltas
-        ])  # fmt: skip
-    cols = ["task", "baseline", "train items"] + [_delta_name(d) for d in cfg.deltas]
-    return Table("Baselines (accuracy %), trained on the first k training items or on all", cols, rows)
-
-
 def _delta_name(d: float) -> str:
     return "ID" if d == 0 else f"OOD δ={d:g}"
 
 
 def _cells(cfg: ICLConfig) -> list[Cell]:
+    """The language model's grid, task-major (the order of its table)."""
     cells = []
     for task in cfg.tasks:
         for style in cfg.styles:
@@ -90,92 +90,215 @@ def _cells(cfg: ICLConfig) -> list[Cell]:
     return cells
 
 
-def _run_cell(cfg: ICLConfig, model: ChatModel, splits: Splits, cell: Cell, apo_prompt: str | None) -> dict:
-    """One cell evaluated with the run's settings; its row (`CellResult.as_dict`)."""
+def _llm_arm(style: str, shots: int, shuffle: bool = False) -> str:
+    return f"{style}@{shots}" + ("-shuffled" if shuffle else "")
+
+
+def _unit(task: str, delta: float) -> str:
+    return f"{task}/{_delta_name(delta)}"
+
+
+def _baseline_sizes(cfg: ICLConfig) -> list[int]:
+    return [*sorted({k for k in cfg.shots if k > 0}), cfg.n_train]
+
+
+def _gpt_shots(cfg: ICLConfig) -> list[int]:
+    return [k for k in cfg.shots if k <= cfg.gpt.max_shots] if cfg.gpt_tasks else []
+
+
+def arms(cfg: ICLConfig) -> list[Arm]:
+    """The language model per style × shots (× shuffled), the baselines per kind × training size, the
+    trained GPT per shot count, and the floors: the majority label, and the shot labels' majority per
+    shot count."""
+    out = []
+    if cfg.sweep:
+        for style in cfg.styles:
+            for k in shot_counts(style, cfg.shots):
+                for shuffle in (False, True) if cfg.shuffle and k > 1 else (False,):
+                    params = {"style": style, "shots": k, "shuffle": shuffle}
+                    out.append(Arm(_llm_arm(style, k, shuffle), "method", params=params))
+    for kind in cfg.baselines:
+        for k in _baseline_sizes(cfg):
+            name = f"{kind}@{'all' if k == cfg.n_train else k}"
+            out.append(Arm(name, "baseline", params={"kind": kind, "train": k}))
+    out += [Arm(f"gpt@{k}", "method", params={"gpt": True, "shots": k}) for k in _gpt_shots(cfg)]
+    out.append(Arm(MAJORITY, "floor", floor="majority label"))
+    for k in sorted({k for k in cfg.shots if k > 0}):
+        out.append(Arm(f"shot_majority@{k}", "floor", floor="the shot labels' majority", params={"shots": k}))
+    return out
+
+
+class Bench:
+    """What the cells of one process share, made on first use: the splits (generated before the
+    study), the run's model per context, each task's APO prompt and trained GPT. Pickled into a Ray
+    task without its models (the worker opens its own)."""
+
+    def __init__(self, cfg: ICLConfig, splits: dict[str, Splits]) -> None:
+        self.cfg, self.splits = cfg, splits
+        self._lock = threading.Lock()
+        self._models: dict[int, tuple[RunContext, ChatModel]] = {}
+        self._apo: dict[str, dict[str, Any]] = {}
+        self._gpt: dict[str, ICLGPT] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cfg": self.cfg, "splits": self.splits}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["cfg"], state["splits"])  # type: ignore[misc]
+
+    def model(self, ctx: RunContext) -> ChatModel:
+        with self._lock:
+            held = self._models.get(id(ctx))
+            if held is None or held[0] is not ctx:  # keyed by the context it was opened for
+                held = (ctx, ctx.chat_model(max_concurrency=self.cfg.max_concurrency))
+                self._models[id(ctx)] = held
+            return held[1]
+
+    def apo(self, task: str, ctx: RunContext) -> dict[str, Any]:
+        """Task's APO search (its model calls come from the run's cache on a resume)."""
+        model = self.model(ctx)
+        with self._lock:
+            if task not in self._apo:
+                res = optimise_prompt(model, get_task(task), self.splits[task].train, self.cfg.apo,
+                                      seed=self.cfg.seed)  # fmt: skip
+                self._apo[task] = {"prompt": res.prompt, "accuracy": res.accuracy, "calls": res.calls}
+            return self._apo[task]
+
+    def gpt(self, task: str, ctx: RunContext) -> ICLGPT:
+        """Task's GPT, trained on first use (from its checkpoint folder when one is there)."""
+        with self._lock:
+            if task not in self._gpt:
+                gcfg = replace(self.cfg.gpt, family=FAMILY_OF_TASK[task], seed=self.cfg.seed)
+                with ctx.progress(f"training the GPT for {task} (steps)", total=gcfg.steps) as step:
+                    self._gpt[task] = train_icl_gpt(
+                        gcfg, ctx.checkpoint_dir / f"gpt-{task}", on_progress=lambda *_: step(1)
+                    )
+            return self._gpt[task]
+
+
+def _majority(labels: list[int]) -> int:
+    """The most frequent label (a tie: the smallest of the tied labels)."""
+    counts = Counter(labels)
+    top = max(counts.values())
+    return min(y for y, n in counts.items() if n == top)
+
+
+def measure(bench: Bench, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
+    """One arm's accuracy % (`accuracy`: an unparsed reply counts wrong) on the first `items` test
+    items of the unit's split; the language model's cell adds the drop score, the unparsed share,
+    refusals and the log-prob scorer, a baseline's its accuracy on up to 1,000 items (its table)."""
+    cfg, task, delta = bench.cfg, unit.params["task"], unit.params["delta"]
+    splits, p = bench.splits[task], arm.params
+    items = splits.split(delta)[: cfg.items]
+    if arm.role == "floor":
+        shots = p.get("shots")
+        guess = _majority([i.label for i in (splits.train[:shots] if shots else splits.train)])
+        return {"accuracy": 100 * statistics.fmean(i.label == guess for i in items), "label": guess}
+    if "kind" in p:
+        b = fit_baseline(task, p["kind"], splits.train[: p["train"]])
+        wide = splits.split(delta)[: max(cfg.items, 1000)]
+        return {"accuracy": b.accuracy(items), "accuracy_wide": b.accuracy(wide)}
+    if p.get("gpt"):
+        if task not in FAMILY_OF_TASK or task not in cfg.gpt_tasks:
+            return {}
+        sc = evaluate_gpt(bench.gpt(task, ctx), task, splits, p["shots"], delta, cfg.items)
+        return {"accuracy": sc.punish, "punish": sc.punish, "drop": sc.drop, "failure_rate": sc.failure_rate}
+    cell = Cell(task, p["style"], p["shots"], delta, p["shuffle"])
+    apo = bench.apo(task, ctx) if cell.style == "apo" else None
     n = cfg.reasoning_items if cell.style in REASONING else cfg.items
     res = evaluate_cell(
-        model, get_task(cell.task), splits, cell, n_items=n, seed=cfg.seed,
-        system=apo_prompt if cell.style == "apo" else None, logprobs=cfg.logprobs,
+        bench.model(ctx), get_task(task), splits, cell, n_items=n, seed=cfg.seed,
+        system=apo["prompt"] if apo else None, logprobs=cfg.logprobs,
         reasoning_tokens=cfg.reasoning_tokens, max_concurrency=cfg.max_concurrency,
     )  # fmt: skip
-    return res.as_dict()
+    out = {"accuracy": res.score.punish, **res.as_dict()}
+    if apo:
+        out["apo"] = apo
+    return out
 
 
-def _cell_job(job: tuple[ICLConfig, LLMChoice, Cell, str, str | None]) -> tuple[dict, Usage]:
-    """One cell in a Ray task: the splits rebuilt from the seed (deterministic), the run's model
-    (`choice`) opened here with its own reply cache; returns the cell's row and what the model spent,
-    for the run's `llm_usage`."""
-    cfg, choice, cell, cache, apo_prompt = job
-    model = choice.open(cache=cache, max_concurrency=cfg.max_concurrency)
-    before = model.usage.total  # a worker's model may be shared with its earlier tasks
-    try:
-        row = _run_cell(cfg, model, _task_splits(cfg, cell.task), cell, apo_prompt)
-        return row, model.usage.total - before
-    finally:
-        close = getattr(model, "close", None)
-        if close is not None:
-            close()
+def _claims(cfg: ICLConfig, names: set[str]) -> list[Claim]:
+    """Named before the run: the first style at its largest shot count (the trained GPT when there is
+    no sweep) against the two floors on accuracy, paired over task × split (the floors are the
+    baselines, so a method below them did not hold; only 0 vs 0 everywhere is uninformative); then
+    against the baselines fitted on the same exemplars (a unit where both sit at or below the
+    majority label counts as at the floor)."""
+    if cfg.sweep and cfg.styles and shot_counts(cfg.styles[0], cfg.shots):
+        k = max(shot_counts(cfg.styles[0], cfg.shots))
+        method = _llm_arm(cfg.styles[0], k)
+    elif _gpt_shots(cfg):
+        k = max(_gpt_shots(cfg))
+        method = f"gpt@{k}"
+    else:
+        return []
+    floors = tuple(f for f in (MAJORITY, f"shot_majority@{k}") if f in names)
+    what = "accuracy % on the split's first items, paired over task × split"
+    claims = [Claim("accuracy", method, floors, floor=0.0, label=f"{what}: {method} vs the floors")]
+    fitted = tuple(f"{kind}@{k}" for kind in cfg.baselines if f"{kind}@{k}" in names)
+    if fitted:
+        label = f"{what}: {method} vs the baselines on the same {k} exemplars"
+        claims.append(Claim("accuracy", method, fitted, floor_arm=MAJORITY, label=label))
+    return claims
 
 
-def _sweep(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> tuple[list[dict], float, dict]:
-    """Every cell's scores (resumed from the cells already saved), the model's prompts/s, and the APO
-    prompts."""
-    model = ctx.chat_model(max_concurrency=cfg.max_concurrency)
-    done_dir = ctx.checkpoint_dir / "cells"
-    done_dir.mkdir(exist_ok=True)
-    apo_prompts: dict[str, dict] = {}
-    if "apo" in cfg.styles:
-        for task in ctx.track(cfg.tasks, "APO prompt search"):
-            path = done_dir / f"apo-{task}.json"
-            if not path.exists():
-                res = optimise_prompt(model, get_task(task), splits[task].train, cfg.apo, seed=cfg.seed)
-                write_text_atomic(path, json.dumps(vars(res), indent=1))
-            apo_prompts[task] = json.loads(path.read_text())
-    results, prompts, seconds = [], 0, 0.0
-    if cfg.parallel == "ray":
-        todo = [c for c in _cells(cfg) if not (done_dir / f"{c.key}.json").exists()]
-        choice = ctx.llm_choice()
-        jobs = [
-            (cfg, choice, c, str(done_dir / f"{c.key}.sqlite"), apo_prompts.get(c.task, {}).get("prompt"))
-            for c in todo
-        ]
-        with ctx.progress("model sweep (cells, Ray)", total=len(jobs)) as advance:
-            done = parallel_map(
-                _cell_job, jobs, backend="ray", num_cpus_per_task=cfg.cpus_per_cell, on_result=advance
-            )
-        for cell, (row, usage) in zip(todo, done, strict=True):
-            ctx.add_usage(usage)  # the worker's tokens, in results.json's llm_usage
-            write_text_atomic(done_dir / f"{cell.key}.json", json.dumps(row))
-            prompts += row["n"]
-            seconds += row["seconds"]
-    for cell in ctx.track(_cells(cfg), "model sweep (cells)"):
-        path = done_dir / f"{cell.key}.json"
-        if path.exists():
-            results.append(json.loads(path.read_text()))
-            continue
-        row = _run_cell(cfg, model, splits[cell.task], cell, apo_prompts.get(cell.task, {}).get("prompt"))
-        write_text_atomic(path, json.dumps(row))
-        results.append(row)
-        prompts += row["n"]
-        seconds += row["seconds"]
-    return results, (prompts / seconds if seconds else float("nan")), apo_prompts
+def study(cfg: ICLConfig, splits: dict[str, Splits]) -> Study:
+    """icl_analysis as a study: `arms(cfg)` over the units task × split, the claims of `_claims`."""
+    bench = Bench(cfg, splits)
+    made = arms(cfg)
+    units = [Unit(_unit(t, d), cfg.seed, {"task": t, "delta": d}) for t in cfg.tasks for d in cfg.deltas]
+    return Study("icl_analysis", made, units, functools.partial(measure, bench),
+                 claims=_claims(cfg, {a.name for a in made}), metrics=("accuracy",), config=cfg,
+                 seed=cfg.seed, views=functools.partial(_views, cfg))  # fmt: skip
 
 
-def _gpt(cfg: ICLConfig, splits: dict[str, Splits], ctx: RunContext) -> list[dict]:
+def _baselines(cfg: ICLConfig, result: StudyResult) -> Table:
     rows = []
-    for task in cfg.gpt_tasks:
-        if task not in splits:
-            continue
-        gcfg = replace(cfg.gpt, family=FAMILY_OF_TASK[task], seed=cfg.seed)
-        with ctx.progress(f"training the GPT for {task} (steps)", total=gcfg.steps) as advance:
-            model = train_icl_gpt(gcfg, ctx.checkpoint_dir / f"gpt-{task}", on_progress=lambda *_: advance())
-        for k in [k for k in cfg.shots if k <= gcfg.max_shots]:
+    for task in cfg.tasks:
+        for kind in cfg.baselines:
+            for k in _baseline_sizes(cfg):
+                arm = f"{kind}@{'all' if k == cfg.n_train else k}"
+                cells = [result.cells.get((arm, _unit(task, d))) for d in cfg.deltas]
+                accs = [None if c is None else round(c.metrics["accuracy_wide"], 1) for c in cells]
+                rows.append([task, kind, "all" if k == cfg.n_train else k, *accs])
+    cols = ["task", "baseline", "train items"] + [_delta_name(d) for d in cfg.deltas]
+    return Table("Baselines (accuracy %), trained on the first k training items or on all", cols, rows)
+
+
+def _llm_rows(cfg: ICLConfig, result: StudyResult) -> list[dict]:
+    rows = []
+    for c in _cells(cfg) if cfg.sweep else ():
+        cell = result.cells.get((_llm_arm(c.style, c.shots, c.shuffle), _unit(c.task, c.delta)))
+        if cell is not None:
+            rows.append(dict(cell.metrics))
+    return rows
+
+
+def _gpt_rows(cfg: ICLConfig, result: StudyResult) -> list[dict]:
+    rows = []
+    for task in (t for t in cfg.gpt_tasks if t in cfg.tasks):
+        for k in _gpt_shots(cfg):
             for d in cfg.deltas:
-                sc = evaluate_gpt(model, task, splits[task], k, d, cfg.items)
-                rows.append(
-                    {"task": task, "style": "trained GPT", "shots": k, "delta": d}
-                    | {"punish": sc.punish, "drop": sc.drop, "failure_rate": sc.failure_rate}
-                )
+                cell = result.cells.get((f"gpt@{k}", _unit(task, d)))
+                if cell is not None and cell.metrics:
+                    m = cell.metrics
+                    scores = {key: m[key] for key in ("punish", "drop", "failure_rate")}
+                    rows.append({"task": task, "style": "trained GPT", "shots": k, "delta": d, **scores})
+    return rows
+
+
+def _floor_rows(cfg: ICLConfig, result: StudyResult) -> list[dict]:
+    """The floors as rows of the style × shots summary: the majority label at every shot count, the
+    shot labels' majority at its own."""
+    rows = []
+    for arm in (a for a in result.study.arms if a.role == "floor"):
+        ks = [arm.params["shots"]] if "shots" in arm.params else sorted(set(cfg.shots))
+        style = "floor: majority label" if arm.name == MAJORITY else "floor: the shots' majority label"
+        for cell in result.records(arm.name):
+            task, d = next(
+                (u.params["task"], u.params["delta"]) for u in result.study.units if u.key == cell.unit
+            )
+            acc = cell.metrics["accuracy"]
+            rows += [{"task": task, "style": style, "shots": k, "delta": d, "punish": acc} for k in ks]
     return rows
 
 
@@ -222,33 +345,29 @@ def _figures(cfg: ICLConfig, rows: list[dict], ctx: RunContext) -> list[str]:
     return figs
 
 
-def run(cfg: ICLConfig, ctx: RunContext) -> Report:
-    """Data, baselines, the model sweep and the trained GPT; tables, figures and the claim check."""
-    splits, data_table = _splits(cfg, ctx)
-    tables = [data_table]
+def _views(cfg: ICLConfig, data: Table, result: StudyResult, ctx: RunContext) -> Report:
+    """icl_analysis's own tables and figures from the cells: the data, the baselines, every language
+    model cell, the trained GPT, accuracy by style and shots (the floors beside them), the spread
+    across styles, the OOD drop by style."""
+    tables = [data]
     if cfg.baselines:
-        tables.append(_baselines(cfg, splits, ctx))
+        tables.append(_baselines(cfg, result))
     rows: list[dict] = []
     notes = []
+    llm_rows = _llm_rows(cfg, result)
     if cfg.sweep:
-        llm_rows, rate, apo = _sweep(cfg, splits, ctx)
         for r in llm_rows:
             r["style"] = r["style"] + (" (shuffled)" if r["shuffle"] else "")
         rows += llm_rows
-        notes.append(f"model throughput: {rate:.2f} prompts/s over the cells run now (cached cells excluded)")
+        asked, spent = sum(r["n"] for r in llm_rows), sum(r["seconds"] for r in llm_rows)
+        rate = asked / spent if spent else float("nan")
+        notes.append(f"model throughput: {rate:.2f} prompts/s over the language model's cells")
+        apo = {r["task"]: r["apo"] for r in llm_rows if "apo" in r}
         for task, res in apo.items():
             found = f"({res['calls']} calls, minibatch {res['accuracy']:.0f}%)"
             notes.append(f"APO prompt for {task} {found}: {res['prompt']!r}")
-        cols = [
-            "task",
-            "style",
-            "shots",
-            "δ",
-            "accuracy % (punish)",
-            "accuracy % (drop)",
-            "unparsed %",
-            "refused",
-        ]
+        cols = ["task", "style", "shots", "δ", "accuracy % (punish)", "accuracy % (drop)", "unparsed %",
+                "refused"]  # fmt: skip
         cols += ["log-prob accuracy %"] if cfg.logprobs else []
         table_rows = []
         for r in llm_rows:
@@ -258,7 +377,7 @@ def run(cfg: ICLConfig, ctx: RunContext) -> Report:
                 row.append(round(r["logprob"], 1) if "logprob" in r else None)
             table_rows.append(row)
         tables.append(Table(f"Language model (--llm {ctx.llm_choice().label}): every cell", cols, table_rows))
-    gpt_rows = _gpt(cfg, splits, ctx) if cfg.gpt_tasks else []
+    gpt_rows = _gpt_rows(cfg, result)
     if gpt_rows:
         cols = ["task", "shots", "δ", "accuracy % (punish)", "unparsed %"]
         body = [
@@ -269,28 +388,27 @@ def run(cfg: ICLConfig, ctx: RunContext) -> Report:
     rows += gpt_rows
     if not rows:
         return Report(tables=tables, notes=["no model and no trained GPT: data and baselines only"])
-    by = _mean_by(rows, ("style", "shots", "delta"))
-    styles = list(dict.fromkeys(r["style"] for r in rows))
+    floors = _floor_rows(cfg, result)
     shot_list = sorted({r["shots"] for r in rows})
+    floors = [r for r in floors if r["shots"] in shot_list]
+    by = _mean_by(rows + floors, ("style", "shots", "delta"))
+    styles = list(dict.fromkeys(r["style"] for r in rows + floors))
     summary = [[s, k] + [round(by[(s, k, d)], 1) if (s, k, d) in by else None for d in cfg.deltas]
                for s in styles for k in shot_list if any((s, k, d) in by for d in cfg.deltas)]  # fmt: skip
     tables.append(Table("Accuracy % (punish) by style and shots, mean over tasks", ["style", "shots"]
-                        + [_delta_name(d) for d in cfg.deltas], summary))  # fmt: skip
+                        + [_delta_name(d) for d in cfg.deltas], summary,
+                        caption="the floors read no input string: the training split's majority label, "
+                        "and the majority label of the k exemplars"))  # fmt: skip
     spread = []
-    llm_styles = [s for s in styles if s != "trained GPT" and "shuffled" not in s]
+    llm_styles = [
+        s for s in styles if s != "trained GPT" and "shuffled" not in s and not s.startswith("floor")
+    ]
     for k in shot_list:
         for d in cfg.deltas:
             vals = [by[(s, k, d)] for s in llm_styles if (s, k, d) in by]
             if len(vals) > 1:
-                spread.append(
-                    [
-                        k,
-                        _delta_name(d),
-                        len(vals),
-                        round(max(vals) - min(vals), 1),
-                        round(statistics.pstdev(vals), 1),
-                    ]
-                )
+                spread.append([k, _delta_name(d), len(vals), round(max(vals) - min(vals), 1),
+                               round(statistics.pstdev(vals), 1)])  # fmt: skip
     if spread:
         tables.append(Table("Spread across prompt styles as shots grow (the paper: it shrinks)",
                             ["shots", "split", "styles", "max − min", "std"], spread))  # fmt: skip
@@ -308,24 +426,17 @@ def run(cfg: ICLConfig, ctx: RunContext) -> Report:
                 drops.append([s, len(pairs), round(ident, 1), round(ood, 1), round(ident - ood, 1)])
         tables.append(Table(f"Sensitivity to the OOD shift by style (δ={far:g}), mean over tasks and shots",
                             ["style", "shot counts", "ID", f"OOD δ={far:g}", "ID − OOD"], drops))  # fmt: skip
-    figures = _figures(cfg, rows, ctx)
-    claim = None
-    if cfg.ood_deltas:
-        top = max(shot_list)
-        d = max(cfg.ood_deltas)
-        ident = [r["punish"] for r in rows if r["shots"] == top and r["delta"] == 0]
-        ood = [r["punish"] for r in rows if r["shots"] == top and r["delta"] == d]
-        if ident and ood:
-            n = min(cfg.items, 1000) * max(1, len(ident))
-            claim = ClaimCheck(
-                f"accuracy % at {top} shots, mean over tasks and styles (ID vs OOD: ICL generalises poorly)",
-                "ID test",
-                statistics.fmean(ident),
-                f"OOD δ={d:g}",
-                statistics.fmean(ood),
-                margin=round(100 * 0.5 / n**0.5 * 2, 1),  # two binomial standard errors at p = 0.5
-            )
-    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+    figures = _figures(cfg, rows + floors, ctx)
+    return Report(tables=tables, figures=figures, notes=notes)
+
+
+def run(cfg: ICLConfig, ctx: RunContext) -> Report:
+    """Generate the splits, then the study (`core.study.run_study`: resumable from `cells.jsonl`,
+    `--jobs N` / `--parallel ray` run cells elsewhere): every arm on every task × split."""
+    splits, data = _splits(cfg, ctx)
+    s = study(cfg, splits)
+    s.views = functools.partial(_views, cfg, data)
+    return run_study(s, ctx).report
 
 
 _SMALL_GPT = {"gpt.n_layer": 2, "gpt.d_model": 64, "gpt.n_head": 2, "gpt.max_shots": 10}
@@ -355,19 +466,20 @@ PRESETS = preset_table(
         "gpt.pool_size": 200,
         "gpt.checkpoint_every": 10,
     },
-    # the tour: two tasks, bare and described exemplars, one shot count, ID and δ = 0.85
+    # the tour (2 minutes on 2 cores): two tasks, bare and described exemplars, one shot count, ID and
+    # δ = 0.85, 32 items a cell (the 100 of earlier tours took 243 s beside another demo)
     demo={
         "tasks": ("parity", "pattern_matching"),
         "styles": ("modus_ponens", "description"),
         "shots": (5,),
-        "items": 100,
+        "items": 32,
         "n_train": 300,
         "n_test": 200,
         "n_ood": 200,
         "logprobs": False,
         "gpt_tasks": ("pattern_matching",),
         **_SMALL_GPT,
-        "gpt.steps": 150,
+        "gpt.steps": 100,
         "gpt.pool_size": 1000,
     },
     # the paper's grid: 1000 items per cell, all seven styles, up to 100 shots, every δ, shuffled too;

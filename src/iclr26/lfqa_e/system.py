@@ -1,35 +1,47 @@
-"""The `lfqa_e` system: load a release file (or build the Python-documentation set), split it by
-question, score every chosen metric of the five families on the test comparisons, and report how
-often each agrees with the label (accuracy, macro-F1 over three classes, ties, bootstrap 95%
-intervals), broken down by comparison type, language and topic, with position bias, agreement
-between metrics, the pairs every metric gets wrong, and the preference for the longer answer.
+"""`iclr26 run lfqa_e`: load a release file (or build the Python-documentation set), split it by
+question, and run the study (`core.study`): every chosen metric of the five families is an arm, and
+the units are the test comparisons, so every arm is paired with every other over the same items.
+Beside the metrics, three floors a reader judges every row against: always "response_a", a seeded
+coin flip between a and b, and the training split's majority label. A cell is one metric's preference
+on one comparison and whether it agrees with the label (`correct`); the LLM judges (the run's model,
+`--llm`) see the first `judge_items` test comparisons, both orders. From the cells: how often each
+metric agrees with the label (accuracy, macro-F1 over three classes, ties, bootstrap 95% intervals),
+by comparison type, language and topic, the judges' position bias, the agreement between metrics,
+the pairs every metric gets wrong, and the preference for the longer answer.
 
-Each finished metric's preferences are saved under checkpoints/metrics/, and every judge reply is
-in the run's LLM cache, so `--out` on the same folder resumes.
+Every cell is a line of `cells.jsonl` in the run folder and every judge reply is in the run's LLM
+cache, so `--out` on the same folder resumes; the models fine-tuned here keep their own checkpoints.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import functools
 import random
 import statistics
-import time
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
-from iclr26.core.checkpoint import write_text_atomic
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.config import with_changes
+from iclr26.core.llm.base import ChatModel
 from iclr26.core.records import pyplot, save_figure
+from iclr26.core.seeding import derive_seed
+from iclr26.core.study import Arm, Reference, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.lfqa_e.build import build_comparisons, python_topics
-from iclr26.lfqa_e.config import FAMILY_OF, JUDGES, LFQAConfig
+from iclr26.lfqa_e.config import FAMILY_OF, JUDGES, TRAINED, LFQAConfig
 from iclr26.lfqa_e.data import LABELS, Comparison, label_counts, load_comparisons, save_comparisons
 from iclr26.lfqa_e.evaluator import tie_margin_of, train_evaluator
 from iclr26.lfqa_e.judges import (
     JudgeConfig,
+    PairVerdict,
+    RubricVerdict,
     judge_logprob,
     judge_pairs,
     judge_rubric,
@@ -47,19 +59,27 @@ PAPER = {
     "GPT-4o": (57.5, 44.5),
     "o1-mini (best)": (60.9, 45.6),
 }
+FLOORS = (
+    Arm("always_a", "floor", floor='always "a"'),
+    Arm("coin_flip", "floor", floor="coin flip"),
+    Arm("majority", "floor", floor="majority class"),
+)
+"""Preferences that read nothing of the responses: always response_a; a fair coin between a and b,
+seeded per comparison; the label most frequent among the training comparisons (the test labels'
+when there is no training split)."""
+ROUGE_BASELINES = ("rouge1", "rougeL", "rouge2")
+"""The claim's baseline, the first of these the run scores: the paper's static anchor is ROUGE."""
 
 
-def _comparisons(cfg: LFQAConfig, ctx: RunContext) -> list[Comparison]:
+def _comparisons(cfg: LFQAConfig, model: ChatModel | None) -> list[Comparison]:
     if cfg.data:
         comps = load_comparisons(cfg.data, cfg.language or None)
     else:
-        model = ctx.chat_model() if cfg.model_answers else None
         n = cfg.n_questions or len(python_topics())
         comps = build_comparisons(
             n, seed=cfg.seed, model=model, pairs_per_question=cfg.pairs_per_question,
             max_concurrency=cfg.max_concurrency,
         )  # fmt: skip
-        save_comparisons(comps, ctx.out_dir / "built_comparisons.json")
     if cfg.limit and cfg.limit < len(comps):
         comps = random.Random(cfg.seed).sample(comps, cfg.limit)
     return comps
@@ -86,65 +106,157 @@ def _judge_config(cfg: LFQAConfig, metric: str) -> JudgeConfig:
     )  # fmt: skip
 
 
-def _trained_scores(
-    cfg: LFQAConfig, metric: str, train: list[Comparison], test: list[Comparison], ctx: RunContext
-) -> tuple[np.ndarray, float]:
-    if metric == "reward_model" and cfg.reward_model:
-        folder, max_length = cfg.reward_model, 512
+class Bench:
+    """What the cells of one process share, made on first use: the static metrics' preferences (one
+    pass for all of them: BERTScore and the cosine share the encoder), each fine-tuned model's
+    preferences (trained once, from its checkpoint folder on a resume), and the run's model. A
+    forked worker makes its own."""
+
+    def __init__(self, cfg: LFQAConfig, train: list[Comparison], test: list[Comparison]) -> None:
+        self.cfg, self.train, self.test = cfg, train, test
+        self.by_id = {c.id: c for c in test}
+        self.judged = {c.id for c in (test[: cfg.judge_items] if cfg.judge_items else test)}
+        counts = label_counts(train or test)
+        self.majority = max(LABELS, key=lambda k: counts[k])  # ties: the first of LABELS
+        self._lock = threading.Lock()
+        self._prefs: dict[str, dict[str, str]] = {}
+        self._models: dict[int, tuple[RunContext, ChatModel]] = {}
+
+    def model(self, ctx: RunContext) -> ChatModel:
+        with self._lock:
+            held = self._models.get(id(ctx))
+            if held is None or held[0] is not ctx:  # keyed by the context it was opened for
+                held = (ctx, ctx.chat_model())
+                self._models[id(ctx)] = held
+            return held[1]
+
+    def _keep(self, name: str, prefs: Sequence[str]) -> None:
+        self._prefs[name] = dict(zip([c.id for c in self.test], prefs, strict=True))
+
+    def static(self, metric: str) -> dict[str, str]:
+        with self._lock:
+            if metric not in self._prefs:
+                names = [m for m in self.cfg.metrics if m in STATIC_METRICS]
+                for name, scores in score_static(names, self.test).items():
+                    self._keep(name, preferences(scores, self.cfg.tie_margin))
+            return self._prefs[metric]
+
+    def trained(self, metric: str, ctx: RunContext) -> dict[str, str]:
+        with self._lock:
+            if metric not in self._prefs:
+                cfg = self.cfg
+                if metric == "reward_model" and cfg.reward_model:
+                    folder, max_length = cfg.reward_model, 512
+                else:
+                    sub = "evaluator" if metric == "trained_evaluator" else "reward"
+                    ecfg = cfg.evaluator if metric == "trained_evaluator" else cfg.reward
+                    what = f"fine-tuning the {metric.replace('_', ' ')}"
+                    with ctx.progress(what, total=ecfg.steps) as step:
+                        folder = train_evaluator(
+                            self.train, ctx.checkpoint_dir / sub, ecfg, on_progress=lambda *_: step(1)
+                        )
+                    max_length = ecfg.max_length
+                scores = RewardModel(folder, max_length=max_length).score_pairs(self.test)
+                self._keep(metric, preferences(scores, tie_margin_of(folder), relative=False))
+            return self._prefs[metric]
+
+
+def _floor(bench: Bench, arm: Arm, c: Comparison) -> str:
+    if arm.name == "always_a":
+        return "response_a"
+    if arm.name == "coin_flip":
+        return random.Random(derive_seed(bench.cfg.seed, "coin flip", c.id)).choice(LABELS[:2])
+    return bench.majority
+
+
+def _judge_one(bench: Bench, metric: str, c: Comparison, ctx: RunContext) -> PairVerdict | RubricVerdict:
+    model, jcfg = bench.model(ctx), _judge_config(bench.cfg, metric)
+    if metric == "judge_rubric":
+        return judge_rubric(model, [c], jcfg)[0]
+    if metric == "judge_logprob":
+        return judge_logprob(model, [c], jcfg, margin=bench.cfg.logprob_margin)[0]
+    return judge_pairs(model, [c], jcfg)[0]
+
+
+def measure(bench: Bench, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, Any]:
+    """One metric's preference on one test comparison, and whether it is the label (`correct`; no
+    verdict counts wrong). A judge's cell keeps its verdict (both orders, replies, refusals); a judge
+    outside the `judge_items` subset leaves its cell empty."""
+    c = bench.by_id[unit.key]
+    verdict: dict[str, Any] | None = None
+    if arm.role == "floor":
+        pref: str | None = _floor(bench, arm, c)
+    elif arm.name in STATIC_METRICS:
+        pref = bench.static(arm.name)[c.id]
+    elif arm.name in TRAINED:
+        pref = bench.trained(arm.name, ctx)[c.id]
     else:
-        sub = "evaluator" if metric == "trained_evaluator" else "reward"
-        ecfg = cfg.evaluator if metric == "trained_evaluator" else cfg.reward
-        with ctx.progress(f"fine-tuning the {metric.replace('_', ' ')}", total=ecfg.steps) as advance:
-            folder = train_evaluator(train, ctx.checkpoint_dir / sub, ecfg, on_progress=lambda *_: advance())
-        max_length = ecfg.max_length
-    rm = RewardModel(folder, max_length=max_length)
-    return rm.score_pairs(test), tie_margin_of(folder)
+        if c.id not in bench.judged:
+            return {}
+        v = _judge_one(bench, arm.name, c, ctx)
+        pref, verdict = v.preference, {"rubric": isinstance(v, RubricVerdict), **dataclasses.asdict(v)}
+    out: dict[str, Any] = {"correct": int(pref == c.label), "preference": pref, "label": c.label}
+    if verdict is not None:
+        out["verdict"] = verdict
+    return out
 
 
-def _score_metrics(
-    cfg: LFQAConfig, train: list[Comparison], test: list[Comparison], ctx: RunContext
-) -> tuple[dict[str, dict], dict[str, float]]:
-    """Each metric's saved record: the comparison ids it scored, its preferences, and (judges) the
-    position-bias summary; and the seconds each family took in this run."""
-    done_dir = ctx.checkpoint_dir / "metrics"
-    done_dir.mkdir(exist_ok=True)
-    judged = test[: cfg.judge_items] if cfg.judge_items else test
-    records: dict[str, dict] = {}
-    seconds: dict[str, float] = {}
-    todo = [m for m in cfg.metrics if not (done_dir / f"{m}.json").exists()]
-    model = ctx.chat_model() if any(m in JUDGES for m in todo) else None
-    static = [m for m in todo if m in STATIC_METRICS]
-    if static:
-        start = time.perf_counter()
-        ctx.log(f"static metrics on {len(test)} comparisons: {', '.join(static)}")
-        for name, scores in score_static(static, test).items():
-            rec = {"ids": [c.id for c in test], "preferences": preferences(scores, cfg.tie_margin)}
-            write_text_atomic(done_dir / f"{name}.json", json.dumps(rec))
-        seconds["static"] = time.perf_counter() - start
-    rest = [m for m in todo if m not in STATIC_METRICS]
-    for metric in ctx.track(rest, "judges and trained metrics") if rest else ():
-        start = time.perf_counter()
-        if metric in JUDGES:
-            jcfg = _judge_config(cfg, metric)
-            if metric == "judge_rubric":
-                verdicts = judge_rubric(model, judged, jcfg)
-            elif metric == "judge_logprob":
-                verdicts = judge_logprob(model, judged, jcfg, margin=cfg.logprob_margin)
-            else:
-                verdicts = judge_pairs(model, judged, jcfg)
-            rec = {"ids": [c.id for c in judged], "preferences": [v.preference for v in verdicts],
-                   "position_bias": position_bias_summary(verdicts, judged),
-                   "example_reply": verdicts[0].replies[0] if verdicts else ""}  # fmt: skip
-        else:
-            scores, tau = _trained_scores(cfg, metric, train, test, ctx)
-            rec = {"ids": [c.id for c in test], "tie_margin": tau,
-                   "preferences": preferences(scores, tau, relative=False)}  # fmt: skip
-        write_text_atomic(done_dir / f"{metric}.json", json.dumps(rec, ensure_ascii=False))
-        family = FAMILY_OF[metric]
-        seconds[family] = seconds.get(family, 0.0) + time.perf_counter() - start
-    for m in cfg.metrics:
-        records[m] = json.loads((done_dir / f"{m}.json").read_text())
-    return records, seconds
+def _claims(cfg: LFQAConfig) -> list[Claim]:
+    """Named before the run: the first LLM judge the run scores (else the fine-tuned evaluator) against
+    ROUGE, and against the three floors, on agreement with the label (0/1, paired per comparison,
+    bootstrap); a unit where both sit at or below the majority class counts as at the floor."""
+    method = next((m for m in cfg.metrics if m in JUDGES), None)
+    method = method or next((m for m in ("trained_evaluator", "reward_model") if m in cfg.metrics), None)
+    rouge = next((m for m in ROUGE_BASELINES if m in cfg.metrics), None)
+    if method is None:
+        return []
+    claims = []
+    if rouge is not None:
+        label = f"agreement with the label (0/1): {method} vs {rouge}, paired per comparison"
+        claims.append(
+            Claim("correct", method, (rouge,), interval="bootstrap", floor_arm="majority", label=label)
+        )
+    label = f"agreement with the label (0/1): {method} vs the floors, paired per comparison"
+    floors = tuple(a.name for a in FLOORS)
+    claims.append(Claim("correct", method, floors, interval="bootstrap", label=label))
+    return claims
+
+
+def study(cfg: LFQAConfig, train: list[Comparison], test: list[Comparison]) -> Study:
+    """lfqa_e as a study: the chosen metrics (the judges and the models fine-tuned here as methods,
+    the static metrics as baselines) and the three floors, over the test comparisons; the claims
+    (`_claims`), and the paper's Table 2 figures as references (accuracy as a share)."""
+    bench = Bench(cfg, train, test)
+    role = {m: "method" if m in JUDGES or m in TRAINED else "baseline" for m in cfg.metrics}
+    arms = [Arm(m, role[m]) for m in cfg.metrics] + list(FLOORS)  # type: ignore[arg-type]
+    units = [Unit(c.id, cfg.seed) for c in test]
+    refs = [Reference(f"paper: {k}", {"correct": acc / 100}, "arXiv 2410.01945 Table 2, en + zh")
+            for k, (acc, _) in PAPER.items()]  # fmt: skip
+    return Study("lfqa_e", arms, units, functools.partial(measure, bench), claims=_claims(cfg),
+                 references=refs, metrics=("correct",), config=cfg, seed=cfg.seed,
+                 views=functools.partial(_views, cfg, bench))  # fmt: skip
+
+
+def _records(result: StudyResult, bench: Bench) -> dict[str, dict]:
+    """Per arm, what the views read: the comparison ids it scored and its preferences (test order),
+    and for a judge the position-bias summary of its verdicts."""
+    out = {}
+    for arm in result.study.arms:
+        cells = [c for c in result.records(arm.name) if c.metrics]
+        rec: dict[str, Any] = {
+            "ids": [c.unit for c in cells],
+            "preferences": [c.metrics["preference"] for c in cells],
+        }
+        if arm.name in JUDGES:
+            verdicts = [_verdict(c.metrics["verdict"]) for c in cells]
+            rec["position_bias"] = position_bias_summary(verdicts, [bench.by_id[c.unit] for c in cells])
+        out[arm.name] = rec
+    return out
+
+
+def _verdict(saved: dict[str, Any]) -> PairVerdict | RubricVerdict:
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in saved.items() if k != "rubric"}
+    return RubricVerdict(**fields) if saved["rubric"] else PairVerdict(**fields)
 
 
 def _ci(a: tuple[float, float] | None) -> str:
@@ -222,18 +334,22 @@ def _data_table(
 
 
 def _agreement_table(
-    cfg: LFQAConfig, records: dict[str, dict], by_id: dict[str, Comparison], test: list[Comparison]
+    cfg: LFQAConfig,
+    names: Sequence[str],
+    records: dict[str, dict],
+    by_id: dict[str, Comparison],
+    test: list[Comparison],
 ) -> tuple[Table, list[tuple[str, Agreement]]]:
     rows: list[tuple[str, Agreement]] = []
     body = []
-    for m in cfg.metrics:
+    for m in names:
         rec = records[m]
         scored = [by_id[i] for i in rec["ids"]]
         a = agreement(rec["preferences"], [c.label for c in scored], n_boot=cfg.n_boot, seed=cfg.seed)
         rows.append((m, a))
         longer = _longer_share(rec["preferences"], scored)
         body.append([
-            FAMILY_OF[m], m, a.n, round(a.accuracy, 1), _ci(a.accuracy_ci), round(a.macro_f1, 1),
+            FAMILY_OF.get(m, "floor"), m, a.n, round(a.accuracy, 1), _ci(a.accuracy_ci), round(a.macro_f1, 1),
             _ci(a.macro_f1_ci), None if a.tie_accuracy is None else round(a.tie_accuracy, 1),
             round(a.failures, 1), None if longer is None else round(longer, 1),
         ])  # fmt: skip
@@ -254,7 +370,7 @@ def _per_class_table(rows: list[tuple[str, Agreement]]) -> Table:
 
 
 def _breakdown_tables(
-    cfg: LFQAConfig, records: dict[str, dict], by_id: dict[str, Comparison], test: list[Comparison]
+    names: Sequence[str], records: dict[str, dict], by_id: dict[str, Comparison], test: list[Comparison]
 ) -> list[Table]:
     tables = []
     for attr in ("compare_type", "language", "topic"):
@@ -262,7 +378,7 @@ def _breakdown_tables(
         if len(groups) < 2:
             continue
         body = []
-        for m in cfg.metrics:
+        for m in names:
             scored = [by_id[i] for i in records[m]["ids"]]
             got = breakdown(records[m]["preferences"], scored, attr)
             body.append([m, *(round(got[g].accuracy, 1) if g in got else None for g in groups)])
@@ -308,22 +424,20 @@ def _cross_metric(
     return agree, Table(title, ["id", "label", "compare type", "edits a", "edits b"], body)
 
 
-def run(cfg: LFQAConfig, ctx: RunContext) -> Report:
-    """Data, split, every metric's preferences, their agreement with the labels, and the analyses."""
-    comps = _comparisons(cfg, ctx)
-    train, test = split_by_question(comps, cfg.train_share, cfg.seed)
-    if not test:
-        raise ValueError(f"train_share={cfg.train_share} leaves no test comparisons; lower it")
-    by_id = {c.id: c for c in test}
-    if len(by_id) != len(test):
-        raise ValueError("comparison ids are not unique; each record needs its own id")
-    records, seconds = _score_metrics(cfg, train, test, ctx)
-    main, rows = _agreement_table(cfg, records, by_id, test)
+def _views(cfg: LFQAConfig, bench: Bench, result: StudyResult, ctx: RunContext) -> Report:
+    """lfqa_e's own tables and figures from the cells: the data, agreement with the labels per metric
+    and floor, the paper's figures, per class, by comparison type / language / topic, the judges'
+    position bias, the failure cases; the accuracy, best-judge and agreement figures."""
+    test, by_id = bench.test, bench.by_id
+    records = _records(result, bench)
+    names = [*cfg.metrics, *(a.name for a in FLOORS)]
+    main, rows = _agreement_table(cfg, names, records, by_id, test)
     paper_rows = [[k, acc, f1] for k, (acc, f1) in PAPER.items()]
     title = "The paper's figures (LFQA-E, English and Chinese; not measured here)"
     paper = Table(title, ["evaluator", "accuracy", "macro-F1"], paper_rows)
-    tables = [_data_table(cfg, comps, train, test), main, paper, _per_class_table(rows)]
-    tables += _breakdown_tables(cfg, records, by_id, test)
+    comps = bench.train + test
+    tables = [_data_table(cfg, comps, bench.train, test), main, paper, _per_class_table(rows)]
+    tables += _breakdown_tables(names, records, by_id, test)
     position = _position_table(cfg, records)
     tables += [position] if position else []
     agree, failures = _cross_metric(cfg, records, by_id, test)
@@ -335,19 +449,34 @@ def run(cfg: LFQAConfig, ctx: RunContext) -> Report:
         labels = [by_id[i].label for i in records[best]["ids"]]
         best_judge = (best, records[best]["preferences"], labels)
     figures = _figures(rows, best_judge, agree, ctx)
-    top_name, top = max(rows, key=lambda r: r[1].macro_f1)
-    margin = (top.macro_f1_ci[1] - top.macro_f1_ci[0]) / 2 if top.macro_f1_ci else 0.0
-    claim = ClaimCheck(
-        "macro-F1 % against the labels (no metric comes close to human agreement)",
-        "human agreement (the paper)", PAPER["human"][1], f"best metric here ({top_name})", top.macro_f1,
-        margin=round(margin, 1),
-    )  # fmt: skip
-    notes = [f"seconds this run, by family: {', '.join(f'{k} {v:.1f}' for k, v in seconds.items())}"]
-    if "static" in seconds:
+    seconds: dict[str, float] = {}
+    for m in cfg.metrics:
+        family = FAMILY_OF[m] if m not in STATIC_METRICS else "static"
+        seconds[family] = seconds.get(family, 0.0) + sum(c.wall_s for c in result.records(m))
+    spent = ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())
+    notes = [f"seconds by family (summed over its cells): {spent}"]
+    if seconds.get("static"):
         notes.append(f"static metrics: {len(test) / seconds['static']:.1f} comparisons/s on this machine")
+    source = "training" if bench.train else "test"
+    notes.append(f"majority-class floor: {bench.majority} (the most frequent of the {source} labels)")
     if not cfg.data:
         notes.append("built-here labels follow from the edits (build.py); English only")
-    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+    return Report(tables=tables, figures=figures, notes=notes)
+
+
+def run(cfg: LFQAConfig, ctx: RunContext) -> Report:
+    """Data and split, then the study: every metric and floor on every test comparison
+    (`core.study.run_study`: resumable from `cells.jsonl`), and the views."""
+    model = ctx.chat_model() if cfg.model_answers and not cfg.data else None
+    comps = _comparisons(cfg, model)
+    if not cfg.data:
+        save_comparisons(comps, ctx.out_dir / "built_comparisons.json")
+    train, test = split_by_question(comps, cfg.train_share, cfg.seed)
+    if not test:
+        raise ValueError(f"train_share={cfg.train_share} leaves no test comparisons; lower it")
+    if len({c.id for c in test}) != len(test):
+        raise ValueError("comparison ids are not unique; each record needs its own id")
+    return run_study(study(cfg, train, test), ctx).report
 
 
 _SMALL_TRAIN = {"evaluator.steps": 8, "reward.steps": 8, "evaluator.batch_size": 4, "reward.batch_size": 4,
@@ -369,10 +498,14 @@ PRESETS = preset_table(
     smoke={"n_questions": 6, "pairs_per_question": 2, "model_answers": False, "judge_items": 2,
            "metrics": ("rouge1", "bleu", "judge_pairwise", "trained_evaluator"), "n_boot": 50,
            **_SMALL_TRAIN},
-    # the tour: 16 questions (no SmolLM2 answers), all five families, the judges on 4 test comparisons
-    demo={"n_questions": 16, "pairs_per_question": 3, "model_answers": False, "judge_items": 4,
-          "pairwise_tokens": 24, "reasoning_tokens": 96, "rubric_tokens": 48, "n_boot": 200,
-          "evaluator.steps": 15, "reward.steps": 15, "evaluator.max_length": 160, "reward.max_length": 160},
+    # the tour (2 minutes on 2 cores): 12 questions (no SmolLM2 answers), all five families with one
+    # judge of each kind (the two other LLM-judge prompts are the bench's), the judges on 3 test
+    # comparisons (both orders: the claim's minimum of 3 pairs), 10 fine-tuning steps each
+    demo={"n_questions": 12, "pairs_per_question": 3, "model_answers": False, "judge_items": 3,
+          "metrics": (*STATIC_METRICS, "judge_pairwise", "judge_reasoning", "judge_rubric", "reward_model",
+                      "trained_evaluator"),
+          "pairwise_tokens": 24, "reasoning_tokens": 64, "rubric_tokens": 32, "n_boot": 200,
+          "evaluator.steps": 10, "reward.steps": 10, "evaluator.max_length": 128, "reward.max_length": 128},
     # the paper's scale: point `data` at unified_benchmark.json and `--llm http` at a judge server
     paper={"reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
            "reward.steps": 2000, "evaluator.max_length": 512, "reward.max_length": 512},

@@ -49,7 +49,6 @@ NOT_YET_PORTED = [
     "conavbench",
     "dash",
     "vff",
-    "deepfaith",
     "slt_reliability",
     "scienceboard",
     "laplacianformer",

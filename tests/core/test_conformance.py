@@ -49,7 +49,6 @@ NOT_YET_PORTED = [
     "conavbench",
     "dash",
     "vff",
-    "slt_reliability",
     "scienceboard",
     "laplacianformer",
     "lfqa_e",

@@ -34,8 +34,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-from iclr26.core import ClaimCheck
 from iclr26.core.checkpoint import save_checkpoint, write_text_atomic
+from iclr26.core.claim import Claim, judge
 from iclr26.core.seeding import derive_seed
 from iclr26.pic.algorithms import make_algorithm
 from iclr26.pic.algorithms.common import return_range_reward_scale
@@ -271,15 +271,16 @@ def _mean_sd(values: list[float]) -> str:
 
 def paired_check(rows: list[dict[str, Any]], method: str, baseline: str, score: str) -> dict[str, Any]:
     """`method` against `baseline` on the mean of `score` over the (task, dataset, seed) runs both
-    have; the margin is twice the standard error of the paired differences. The check as a dict,
+    have, judged by core's one rule (± 2 SE of the paired differences). The check as a dict,
     with its verdict and the (task, dataset) cells it covers (while training, not always the mean
     row's)."""
     by = {(r["task"], r["dataset"], r["seed"], r["algorithm"]): r[score] for r in rows}
     keys = sorted({k[:3] for k in by if k[3] == method} & {k[:3] for k in by if k[3] == baseline})
     name = "D4RL" if score == "d4rl_score" else "ours"
     ours, theirs = [by[(*k, method)] for k in keys], [by[(*k, baseline)] for k in keys]
-    check = ClaimCheck.paired(f"normalized score ({name}), mean over task × dataset × seed", method, ours,
-                              baseline, theirs)  # fmt: skip
+    claim = Claim(f"normalized score ({name}), mean over task × dataset × seed", method, (baseline,))
+    units = ["/".join(map(str, k)) for k in keys]
+    check = judge(claim, baseline, dict(zip(units, ours, strict=True)), dict(zip(units, theirs, strict=True)))
     cells = sorted({k[:2] for k in keys})
     return dataclasses.asdict(check) | {"verdict": check.verdict, "cells": [list(c) for c in cells]}
 

@@ -11,7 +11,7 @@ its file and line.
 - No class named `*Agent` outside `agents/` unless it implements `iclr26.agents.Agent` (the protocol
   in `agents/loop.py`): a policy, a player or a scorer is named for what it is.
 - No system calls `get_chat_model`: the run's model is `ctx.chat_model()` (`--llm`).
-- A ported system (not in `NOT_YET_PORTED`) has `study(...) -> Study`, its `run` calls `run_study`,
+- Every system has `study(...) -> Study`, its `run` calls `run_study`,
   it writes no resume ledger and builds no `ClaimCheck` of its own, and its study declares a floor
   arm (a task benchmark also an oracle and a null).
 """
@@ -39,13 +39,6 @@ SHARED = ["core", "agents", "rlvr"]
 TOP_LEVEL = "iclr26"  # the package's own modules: cli, catalog, __main__
 GROUPS = [*SYSTEMS, *SHARED, TOP_LEVEL]
 
-# The systems whose `run()` does not run a `core.study.Study` yet. The study rules below hold for
-# every other system; issue 59 ports these and empties the list.
-NOT_YET_PORTED = [
-    "deepfaith",
-    "slt_reliability",
-]
-
 
 def modules(group: str) -> list[Path]:
     """The Python files of `group`: a system's or shared package's tree, or the top-level modules."""
@@ -63,12 +56,6 @@ def test_every_module_is_in_a_group():
     grouped = {p for g in GROUPS for p in modules(g)}
     loose = sorted(p.relative_to(ROOT).as_posix() for p in SRC.rglob("*.py") if p not in grouped)
     assert not loose, f"modules no conformance rule reads (add their package to GROUPS): {loose}"
-
-
-def test_not_yet_ported_names_catalog_systems():
-    assert len(NOT_YET_PORTED) == len(set(NOT_YET_PORTED))
-    assert set(NOT_YET_PORTED) <= set(SYSTEMS)
-    assert not {"pic", "devops_gym", "sci_refine"} & set(NOT_YET_PORTED)
 
 
 # -- no `global` statement -----------------------------------------------------------------------
@@ -286,7 +273,6 @@ def test_agent_classes_implement_the_agent_protocol(group):
 
 # -- the study contract (issue 58, items 5 and 7) ---------------------------------------------------
 
-PORTED = [s for s in SYSTEMS if s not in NOT_YET_PORTED]
 BENCHMARKS = {"devops_gym", "scienceboard", "liveweb_ie", "glow", "conavbench"}
 """Task benchmarks: besides floors, their study declares an oracle and a null arm."""
 OWN_LEDGER_OR_VERDICT = {"ClaimCheck", "append_log", "read_log", "write_done", "read_done"}
@@ -326,7 +312,7 @@ def test_no_system_picks_its_own_model(system):
     assert not bad, f"{system} calls get_chat_model (use ctx.chat_model()): {bad}"
 
 
-@pytest.mark.parametrize("system", PORTED)
+@pytest.mark.parametrize("system", SYSTEMS)
 def test_a_ported_system_runs_a_study_with_floors_and_keeps_no_ledger_of_its_own(system):
     from iclr26.core.study import Study
 

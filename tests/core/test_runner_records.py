@@ -122,11 +122,3 @@ def test_claim_check_margin_gives_within_noise():
     assert ClaimCheck("acc", "a", 0.95, "b", 0.914, margin=0.01).verdict == "held"
     assert ClaimCheck("acc", "a", 0.80, "b", 0.914, margin=0.01).verdict == "did not hold"
     assert ClaimCheck("mse", "a", 0.1, "b", 0.2, higher_is_better=False).verdict == "held"
-
-
-def test_paired_claim_check_takes_means_and_twice_the_standard_error_of_the_differences():
-    c = ClaimCheck.paired("acc", "a", [0.9, 0.8, 0.7], "b", [0.8, 0.8, 0.5], higher_is_better=False)
-    assert (c.method_value, c.baseline_value) == (pytest.approx(0.8), pytest.approx(0.7))
-    assert c.margin == pytest.approx(2 * 0.1 / 3**0.5)  # differences 0.1, 0, 0.2: sd 0.1, n 3
-    assert not c.higher_is_better and c.verdict == "within noise"  # 0.1 worse, inside the 0.115 margin
-    assert ClaimCheck.paired("acc", "a", [0.9], "b", [0.8]).margin == 0.0  # one pair: no spread to measure

@@ -6,12 +6,15 @@ import pytest
 import torch
 
 from iclr26.core.config import ConfigError
+from iclr26.core.ledger import CELLS_FILE
 from iclr26.core.runner import run_system
+from iclr26.core.study import run_study
+from iclr26.core.system import RunContext
 from iclr26.deepfaith import SYSTEM
 from iclr26.deepfaith.explainer import AmortizedExplainer, ExplainerConfig
 from iclr26.deepfaith.priors import explain_all
 from iclr26.deepfaith.supervision import deduplicate, supervised_pairs
-from iclr26.deepfaith.system import average_ranks, top_k_hits
+from iclr26.deepfaith.system import METHOD, Tasks, average_ranks, study, top_k_hits
 from iclr26.deepfaith.tasks import load_task
 from iclr26.deepfaith.train import ExplainerTrainConfig, train_explainer
 
@@ -102,17 +105,60 @@ def test_smoke_preset_runs_end_to_end_and_resumes(tmp_path):
     record, run_dir = run_system(SYSTEM, "smoke", runs_root=tmp_path)
     assert record.status == "complete"
     tables = record.report.tables
-    assert tables[0].title.startswith("Summary") and len(tables) == 3
-    digits = tables[2]
+    assert tables[0].title.startswith("Summary")
+    assert tables[1].title.startswith("DeepFaith against each prior")
+    wine, digits = tables[2], tables[3]
     methods = digits.column("method")
-    assert "deepfaith" in methods and "grad_cam" in methods
-    assert "IROF" in digits.columns and "IROF" not in tables[1].columns  # IROF is image-only
-    assert all(v == v for v in digits.column("avg rank"))  # no NaN
+    assert "deepfaith" in methods and "grad_cam" in methods and methods[-1] == "random (floor)"
+    assert "IROF" in digits.columns and "IROF" not in wine.columns  # IROF is image-only
+    assert all(v == v for v in digits.column("avg rank")[:-1])  # no NaN; the floor is not ranked
     assert (run_dir / "training_curves.png").exists() and (run_dir / "explanations.png").exists()
-    saved = json.loads((run_dir / "wine.json").read_text())
-    assert saved["ms_per_input"]["deepfaith"] > 0 and len(saved["history"]) == 3
-    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # finished tasks are reloaded, not redone
-    assert record2.report.tables[1].rows == tables[1].rows
+    cells = [json.loads(line) for line in (run_dir / CELLS_FILE).read_text().splitlines()]
+    first = next(c for c in cells if c["arm"] == "deepfaith" and c["unit"] == "wine/0")
+    summary = first["metrics"]["summary"]
+    assert summary["ms_per_input"]["deepfaith"] > 0 and len(summary["history"]) == 3
+    assert summary["best_prior"] in summary["train_ranks"]  # chosen on the training inputs
+    check = record.report.claim_check
+    assert check.method == "deepfaith" and check.baseline == "best_prior" and check.metric.startswith("FC")
+    record2, _ = run_system(SYSTEM, "smoke", out=run_dir)  # every cell resumed from the ledger, none redone
+    assert record2.report.tables[2].rows == wine.rows
+    assert len((run_dir / CELLS_FILE).read_text().splitlines()) == len(cells)
+
+
+class _Constructed(Tasks):
+    """Tasks whose results are given: `scores` per test input as (saliency, deepfaith, random)."""
+
+    def __init__(self, cfg, scores):
+        super().__init__(cfg)
+        self.scores = scores
+
+    def get(self, name, ctx):
+        return {"order": ["saliency", METHOD, "random"], "best_prior": "saliency", "ms_per_input": {},
+                "scores": {"FC": self.scores}}  # fmt: skip
+
+
+def test_the_study_claims_deepfaith_against_the_best_prior_on_each_metric(tmp_path):
+    cfg = SYSTEM.config("smoke", {"tasks": "wine", "methods": "saliency", "test_inputs": "12"})
+    s = study(cfg)
+    roles = {a.name: a.label for a in s.arms}
+    assert roles == {"deepfaith": "method", "best_prior": "baseline", "saliency": "baseline",
+                     "random": "floor (random attribution)"}  # fmt: skip
+    assert [c.metric for c in s.claims] == ["FC", "FE", "MC", "RP", "INS", "DEL", "NEG", "POS", "INF"]
+    assert all(c.baselines == ("best_prior",) and c.floor_arm == "random" for c in s.claims)
+    assert not next(c for c in s.claims if c.metric == "DEL").higher_is_better
+
+    def judged(scores, out):
+        out.mkdir()
+        s = study(cfg, _Constructed(cfg, scores))
+        s.views = None
+        return run_study(s, RunContext(out_dir=out)).checks
+
+    better = [[0.2 + 0.01 * i, 0.5 + 0.01 * i, 0.0] for i in range(12)]
+    checks = judged(better, tmp_path / "better")
+    assert checks[0].metric.startswith("FC") and checks[0].verdict == "held" and checks[0].n == 12
+    assert {c.verdict for c in checks[1:]} == {"not tested"}  # no cell measured the other metrics
+    at_floor = [[0.0, 0.0, 0.0] for _ in range(12)]
+    assert judged(at_floor, tmp_path / "floor")[0].verdict == "uninformative"
 
 
 def test_config_errors_name_fields():
@@ -132,8 +178,13 @@ def test_smoke_preset_under_torchrun_trains_one_explainer(tmp_path):
     args = ["run", "deepfaith", "--preset", "smoke", "--set", "tasks=wine", "--set", "threads=1"]
     proc = torchrun("-m", "iclr26.cli", *args, "--out", out)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    main = json.loads((out / "wine.json").read_text())
-    other = json.loads((out / "rank1" / "wine.json").read_text())
+
+    def summary(folder):
+        cells = [json.loads(line) for line in (folder / CELLS_FILE).read_text().splitlines()]
+        first = next(c for c in cells if c["arm"] == "deepfaith" and c["unit"] == "wine/0")
+        return first["metrics"]["summary"]
+
+    main, other = summary(out), summary(out / "rank1")
     assert (
         main["means"] == other["means"]
         and main["history"][-1]["local_loss"] == other["history"][-1]["local_loss"]

@@ -100,26 +100,6 @@ class ClaimCheck:
         elif self.verdict not in VERDICTS:
             raise ValueError(f"ClaimCheck.verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
-    @classmethod
-    def paired(
-        cls,
-        metric: str,
-        method: str,
-        method_values: Sequence[float],
-        baseline: str,
-        baseline_values: Sequence[float],
-        higher_is_better: bool = True,
-    ) -> ClaimCheck:
-        """Method vs baseline on paired values (same seeds, in the same order): the means, and a margin
-        of twice the standard error of the paired differences (0 with a single pair). The systems not
-        yet ported to `core.study` use it; a study's claim uses `core.claim.judge`."""
-        import numpy as np
-
-        diffs = np.subtract(method_values, baseline_values)
-        margin = float(2 * diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
-        return cls(metric, method, float(np.mean(method_values)), baseline, float(np.mean(baseline_values)),
-                   higher_is_better, margin)  # fmt: skip
-
     @property
     def held(self) -> bool:
         """True when the verdict is `held`."""

@@ -10,17 +10,22 @@ measured on test (held-out signers).
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from iclr26.catalog import implemented_system
-from iclr26.core import ClaimCheck, Report, RunContext, Table
+from iclr26.core import Report, RunContext, Table
+from iclr26.core.claim import Claim
 from iclr26.core.errors import UserError
 from iclr26.core.intervals import bootstrap_interval
 from iclr26.core.records import markdown_table
+from iclr26.core.study import Arm, Reference, Role, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.slt_reliability import hallucination as H
 from iclr26.slt_reliability.config import SLTConfig
@@ -129,12 +134,11 @@ def auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray, seed: int = 0) -
     return auc(y, a) - auc(y, b), lo, hi
 
 
-def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple[float, float, float]]]:
-    rows, deltas = [], {}
+def _main_table(models: list[Fitted], seed: int) -> Table:
+    rows = []
     for m in models:
         ev = m.evaluation
         d, lo, hi = auc_difference(ev.y, ev.score["grounding"], ev.score["confidence"], seed)
-        deltas[m.label] = (d, lo, hi)
         paper = PAPER_AUC.get((m.dataset, m.kind), (None, None, None))
         rows.append(
             [
@@ -151,21 +155,20 @@ def _main_table(models: list[Fitted], seed: int) -> tuple[Table, dict[str, tuple
         "paper's columns are its PHOENIX-2014T (phoenix_like) and CSL-Daily (csl_like) figures, not "
         "measured here"
     )
-    return Table("Hallucination detection AUC (test)", cols, rows, caption=caption), deltas
+    return Table("Hallucination detection AUC (test)", cols, rows, caption=caption)
 
 
-def _detail_table(models: list[Fitted]) -> Table:
+DETAIL = ("auc", "ap", "accuracy", "pearson", "spearman", "r2")
+"""What each cell measures: a detector's AUC, average precision, accuracy of its isotonic rate at 0.5,
+Pearson and Spearman against CHAIR, and the R² of an isotonic fit of CHAIR on its score."""
+
+
+def _detail_table(result: StudyResult) -> Table:
     rows = []
-    for m in models:
-        ev = m.evaluation
+    for u in result.study.units:
         for k in METHODS:
-            met = H.detection_metrics(ev.y, ev.score[k], rate=ev.rate[k], chair_values=ev.chair)
-            resid = ev.chair - ev.chair_fit[k]
-            total = max(float(((ev.chair - ev.chair.mean()) ** 2).sum()), 1e-12)
-            r2 = 1.0 - float((resid**2).sum()) / total
-            rows.append(
-                [m.label, k, *(_r(met[x]) for x in ("auc", "ap", "accuracy", "pearson", "spearman")), _r(r2)]
-            )
+            cell = result.cells[(k, u.key)].metrics
+            rows.append([f"{u.params['dataset']} / {u.params['kind']}", k, *(_r(cell[x]) for x in DETAIL)])
     cols = ["model", "method", "AUC", "AP", "accuracy @0.5", "Pearson vs CHAIR", "Spearman vs CHAIR"]
     cols += ["isotonic R² vs CHAIR"]
     caption = (
@@ -356,13 +359,90 @@ def _token_examples(m: Fitted) -> list[TokenExample]:
     return out
 
 
+class Models:
+    """What the cells of one process share: the corpora, built once, and each translator fitted (trained or
+    resumed from its checkpoint, scored, its detectors fitted) on its first cell."""
+
+    def __init__(self, cfg: SLTConfig):
+        self.cfg = cfg
+        self._lock = threading.Lock()
+        self._corpora: dict[str, Corpus] | None = None
+        self._fitted: dict[str, Fitted] = {}
+
+    def get(self, unit: Unit, ctx: RunContext) -> Fitted:
+        """The translator of `unit`, fitted on the first call."""
+        with self._lock:
+            if unit.key not in self._fitted:
+                if self._corpora is None:
+                    self._corpora = _corpora(self.cfg)
+                dataset, kind = unit.params["dataset"], unit.params["kind"]
+                self._fitted[unit.key] = _fit(dataset, kind, self._corpora[dataset], self.cfg, ctx)
+            return self._fitted[unit.key]
+
+
+def measure(models: Models, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, float | None]:
+    """One detector on one translator's test sentences: the metrics of `DETAIL` (None where undefined)."""
+    ev = models.get(unit, ctx).evaluation
+    met = H.detection_metrics(ev.y, ev.score[arm.name], rate=ev.rate[arm.name], chair_values=ev.chair)
+    resid = ev.chair - ev.chair_fit[arm.name]
+    total = max(float(((ev.chair - ev.chair.mean()) ** 2).sum()), 1e-12)
+    met["r2"] = 1.0 - float((resid**2).sum()) / total
+    return {k: None if met[k] is None or not np.isfinite(met[k]) else float(met[k]) for k in DETAIL}
+
+
+ROLES: dict[str, Role] = {
+    "grounding": "method",
+    "META": "method",
+    "perplexity": "baseline",
+    "entropy": "baseline",
+}
+"""The detectors' roles; `confidence` (text confidence alone) is the floor they are judged against."""
+
+
+def study(cfg: SLTConfig, models: Models | None = None, views: Any = None) -> Study:
+    """slt_reliability as a study over the translators (dataset × architecture): every detector's test AUC;
+    the claims are grounding (token reliability R) and META against confidence alone, paired per
+    translator, with AUC 0.5 (chance) as the floor of the metric."""
+    datasets = ("phoenix",) if cfg.data_root else cfg.datasets
+    arms = [Arm(k, ROLES[k]) if k in ROLES else Arm(k, "floor", floor="confidence alone") for k in METHODS]
+    units = [
+        Unit(f"{d}/{k}", cfg.seed, {"dataset": d, "kind": k}) for d in datasets for k in cfg.architectures
+    ]
+    label = "hallucination-detection AUC (test), paired per translator"
+    claims = [Claim("auc", m, ("confidence",), floor=0.5, label=label) for m in ("grounding", "META")]
+    references = [
+        Reference(f"paper {k} ({d}, {kind})", {"auc": v}, "arXiv 2510.18439")
+        for (d, kind), values in PAPER_AUC.items()
+        for k, v in zip(("grounding", "confidence", "META"), values, strict=True)
+    ]
+    return Study(
+        "slt_reliability",
+        arms,
+        units,
+        functools.partial(measure, models or Models(cfg)),
+        claims=claims,
+        references=references,
+        config=cfg,
+        seed=cfg.seed,
+        views=views,
+    )
+
+
 def run(cfg: SLTConfig, ctx: RunContext) -> Report:
-    """Corpora, translators, reliability, detection tables, analyses, figures."""
-    corpora = _corpora(cfg)
-    models = [_fit(d, k, corpus, cfg, ctx) for d, corpus in corpora.items() for k in cfg.architectures]
-    main, deltas = _main_table(models, cfg.seed)
+    """The study (every detector on every translator), then the system's views: detection tables,
+    analyses and figures from the same fitted translators."""
+    models = Models(cfg)
+    return run_study(study(cfg, models, functools.partial(_views, cfg, models)), ctx).report
+
+
+def _views(cfg: SLTConfig, cache: Models, result: StudyResult, ctx: RunContext) -> Report:
+    """The paper's tables (per translator: BLEU, hallucination, every detector's AUC, the grounding −
+    confidence gap with its paired-bootstrap interval over sentences), the translators, the detail and
+    per-signal tables, the degradations, the wrong prompts, the transfer, and the figures."""
+    models = [cache.get(u, ctx) for u in result.study.units]
+    main = _main_table(models, cfg.seed)
     ctx.log(f"{main.title}\n{markdown_table(main.columns, main.rows)}")
-    tables = [main, _translation_table(models), _detail_table(models), _signal_table(models)]
+    tables = [main, _translation_table(models), _detail_table(result), _signal_table(models)]
     degradation_rows: list[dict] = []
     if len(cfg.noise) + len(cfg.downsample) + len(cfg.drop) > 0:
         table, degradation_rows = _degradations(models, cfg, ctx)
@@ -387,27 +467,12 @@ def run(cfg: SLTConfig, ctx: RunContext) -> Report:
             figures.append(roc_figure(curves, ctx.out_dir / "roc.png"))
         if degradation_rows:
             figures.append(degradation_figure(degradation_rows, ctx.out_dir / "degradation.png"))
-    based = [m for m in models if m.kind == "gloss_based"] or models
-    g = float(np.mean([auc(m.evaluation.y, m.evaluation.score["grounding"]) for m in based]))
-    c = float(np.mean([auc(m.evaluation.y, m.evaluation.score["confidence"]) for m in based]))
-    half_width = float(np.mean([(deltas[m.label][2] - deltas[m.label][1]) / 2 for m in based]))
-    claim = ClaimCheck(
-        f"detection AUC on {based[0].kind} models (mean over datasets)",
-        "grounding (token reliability)",
-        round(g, 3),
-        "confidence",
-        round(c, 3),
-        margin=round(half_width, 3),
-    )
     notes = [
         f"{m.label}: {m.dev.passes.n_sentences} dev / {m.test.passes.n_sentences} test sentences, "
         f"hallucinated {100 * m.dev.y.mean():.0f}% / {100 * m.test.y.mean():.0f}%"
         for m in models
     ]
-    notes.append(
-        "the claim's margin is the mean half-width of the paired-bootstrap 95% interval of the AUC gap"
-    )
-    return Report(tables=tables, figures=figures, claim_check=claim, notes=notes)
+    return Report(tables=tables, figures=figures, notes=notes)
 
 
 _TINY = {
@@ -425,7 +490,7 @@ PRESETS = preset_table(
     smoke={"n_train": 400, "n_dev": 80, "n_test": 60, "train.epochs": 20, **_TINY, **_TWO_STRENGTHS},
     # the tour: both corpora, both translators (4 models, half width), the strongest degradations
     demo={
-        **{"n_train": 1000, "n_dev": 100, "n_test": 200, "folds": 3, "train.epochs": 8, "train.lr": 2e-3},
+        **{"n_train": 700, "n_dev": 80, "n_test": 160, "folds": 3, "train.epochs": 8, "train.lr": 2e-3},
         **{"train.d_model": 64, "train.d_ff": 128, "train.warmup": 100, **_DEMO_STRENGTHS},
     },
     # PHOENIX-2014T's size (7,096 train, 519 dev, 642 test sentences); real data via data_root=...

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).parent / "results" / "fresh_clone.json"
 LEFTOVERS = ("Xvfb", "dbus-daemon", "at-spi-bus-launcher", "at-spi2-registryd", "openbox", "tmux",
              "dockerd", "containerd", "kalgebra", "texstudio", "stellarium")  # fmt: skip
-SUMMARY = re.compile(r"=+ (?P<counts>.*?) in (?P<secs>[\d.]+)s")
+SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ \w+.*?) in (?P<secs>[\d.]+)s", re.M)
 
 
 def stop_leftovers() -> list[str]:

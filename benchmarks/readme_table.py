@@ -4,7 +4,8 @@
     python benchmarks/readme_table.py --check   # exit 1 when the README's table is not the generated one
 
 Per system: the paper, what runs here (the catalog's `scope`), and the claim check of its saved bench
-result (`benchmarks/<system>/results/<system>_bench.json`, written by `benchmarks/<system>/run.py`
+result (`benchmarks/<system>/results/<system>_bench_study.json` where the bench was rerun as a study,
+else `<system>_bench.json`, written by `benchmarks/<system>/run.py`
 with the command, date and machine): the metric, method vs its named baseline, the floors on the
 same units, the verdict and the rule that made it. A result saved before the system ran as a study
 carries the old margin rule's verdict and is marked so; a system with no saved claim says so.
@@ -36,7 +37,11 @@ BENCH_FILE = {
 
 
 def bench_file(name: str) -> Path:
-    return ROOT / "benchmarks" / name / "results" / BENCH_FILE.get(name, f"{name}_bench.json")
+    """The saved bench claim: the bench rerun as a study (`run.py --tag study`) where there is one,
+    else the file named in BENCH_FILE, else `<system>_bench.json`."""
+    saved = ROOT / "benchmarks" / name / "results" / BENCH_FILE.get(name, f"{name}_bench.json")
+    study = saved.with_name(f"{saved.stem}_study.json")
+    return study if study.is_file() else saved
 
 
 def claim_cell(path: Path) -> tuple[str, str]:

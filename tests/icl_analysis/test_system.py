@@ -55,7 +55,7 @@ def test_smoke_runs_resumes_from_its_cells_and_writes_plots(tmp_path):
 
 
 def test_the_study_declares_arms_units_floors_and_claims():
-    cfg = SYSTEM.config("demo")
+    cfg = SYSTEM.config("demo", {"styles": "modus_ponens,description"})
     made = {a.name: a for a in arms(cfg)}
     assert {n for n, a in made.items() if a.role == "method"} == {"modus_ponens@5", "description@5", "gpt@5"}
     assert {n for n, a in made.items() if a.role == "floor"} == {MAJORITY, "shot_majority@5"}

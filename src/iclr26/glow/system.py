@@ -335,8 +335,12 @@ PRESETS = preset_table(
     # seconds: the tiniest game, one seed, 4 env steps per agent
     smoke={"suite": "smoke", "seeds": 1, "step_budget": 4, "drrn_budget": 100, **_LLM_SMALL},
     # the tour: the tiniest game, every agent, 3 seeds (the claim needs 3 pairs), SmolLM2 (embedded)
-    # at a 3-step budget
-    demo={"suite": "smoke", "seeds": 3, "step_budget": 3, "drrn_budget": 100, **_LLM_SMALL},
+    # at a 2-step budget (the oracle's length), the baselines' replies capped at 64 tokens (3 steps at
+    # 128 tokens took 119 s at --jobs 2, ReAct 67 s of it; 3 steps at 64 tokens 111 s, 2026-12-07)
+    demo={
+        **{"suite": "smoke", "seeds": 3, "step_budget": 2, "drrn_budget": 100, **_LLM_SMALL},
+        **{"react.max_tokens": 64, "reflexion.max_tokens": 64, "reflexion.reflection_max_tokens": 64},
+    },
     # the paper's protocol: 1,000 env steps, 3 seeds, the ablations, a server model (--llm http)
     paper={"step_budget": 1000, "drrn_budget": 100_000, "ablations": ABLATIONS},
 )

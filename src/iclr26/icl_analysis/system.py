@@ -466,13 +466,14 @@ PRESETS = preset_table(
         "gpt.pool_size": 200,
         "gpt.checkpoint_every": 10,
     },
-    # the tour (2 minutes on 2 cores): two tasks, bare and described exemplars, one shot count, ID and
-    # δ = 0.85, 32 items a cell (the 100 of earlier tours took 243 s beside another demo)
+    # the tour (2 minutes on 2 cores): two tasks, bare exemplars (the claim's style), one shot count,
+    # ID and δ = 0.85, 16 items a cell (two styles at 32 items took 358 s at --jobs 2, 2026-12-07:
+    # each SmolLM2 item is a fresh 5-shot prompt, about 1.2 s on one thread)
     demo={
         "tasks": ("parity", "pattern_matching"),
-        "styles": ("modus_ponens", "description"),
+        "styles": ("modus_ponens",),
         "shots": (5,),
-        "items": 32,
+        "items": 16,
         "n_train": 300,
         "n_test": 200,
         "n_ood": 200,

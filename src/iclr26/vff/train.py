@@ -23,15 +23,15 @@ from torch import Tensor, nn
 
 from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.config import ConfigError
-from iclr26.core.schedule import warmup_cosine
+from iclr26.core.optim import OptimConfig, adamw_warmup_cosine, clip_gradients
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.vff.clips import Example, RealClips
 from iclr26.vff.data import PHOTO_NAMES, ContinuousVideo, Motion, degrade, load_photo, random_motion
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Optimisation and sampling of training clips."""
+class TrainConfig(OptimConfig):
+    """Optimisation (AdamW, warm-up then cosine, clip: `core.optim`) and sampling of training clips."""
 
     steps: int = 400
     """optimiser steps"""
@@ -47,10 +47,8 @@ class TrainConfig:
     """largest spatial scale drawn per training clip"""
     queries: int = 2048
     """target points per clip, at random continuous (x, y, t)"""
-    lr: float = 1e-3
-    """AdamW peak learning rate"""
     weight_decay: float = 1e-4
-    """AdamW weight decay"""
+    """AdamW (decoupled) weight decay"""
     warmup: int = 20
     """linear warm-up steps before the cosine decay"""
     checkpoint_every: int = 50
@@ -63,13 +61,11 @@ class TrainConfig:
     """steps between validation scores (0: none); with them, the best-scoring weights (step 0 too) are kept"""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("steps", "batch", "queries", "checkpoint_every", "max_time_factor"):
             check_int(name, getattr(self, name), 1)
         check_int("validate_every", self.validate_every, 0)
         check_interval("real_fraction", self.real_fraction, 0, 1)
-        check_interval("lr", self.lr, 0, closed=(False, True))
-        check_interval("weight_decay", self.weight_decay, 0)
-        check_int("warmup", self.warmup, 0)
         check_int("lr_frames", self.lr_frames, 2)
         check_int("lr_size", self.lr_size, 4)
         check_interval("min_scale", self.min_scale, 1)
@@ -186,8 +182,7 @@ def train_model(
         clips.check_fits(cfg.lr_frames, round(cfg.lr_size * cfg.max_scale))
     if cfg.validate_every and validate is None:
         raise ConfigError("train.validate_every > 0 needs a validation score (validate=...)")
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps))
+    opt, sched = adamw_warmup_cosine(model.parameters(), cfg, cfg.steps)
     rng = np.random.default_rng(seed)
     losses: list[float] = []
     scores: list[tuple[int, float]] = []
@@ -221,7 +216,7 @@ def train_model(
         loss = F.l1_loss(pred, batch.targets.to(dev))
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        clip_gradients(model.parameters(), cfg)
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))

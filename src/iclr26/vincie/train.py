@@ -23,9 +23,9 @@ from torch import Tensor
 from iclr26.core.checkpoint import load_checkpoint, save_checkpoint
 from iclr26.core.config import ConfigError
 from iclr26.core.distributed import DistInfo, all_reduce_mean
-from iclr26.core.schedule import warmup_cosine
+from iclr26.core.optim import OptimConfig, adamw_warmup_cosine, clip_gradients
 from iclr26.core.seeding import derive_seed
-from iclr26.core.validation import check_int, check_interval
+from iclr26.core.validation import check_int
 from iclr26.vincie.flow import flow_loss, logit_normal
 from iclr26.vincie.model import ModelConfig, SessionDiT
 from iclr26.vincie.sequence import Batch, ProxyConfig, Tokenizer, collate, training_example
@@ -33,8 +33,8 @@ from iclr26.vincie.video import Session, video_session
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Data size and optimisation."""
+class TrainConfig(OptimConfig):
+    """Data size and optimisation (AdamW, warm-up then cosine to 0.1 x lr, clip: `core.optim`)."""
 
     sessions: int = 20_000
     """training sessions (videos made here; session i comes from its own seed)"""
@@ -44,22 +44,16 @@ class TrainConfig:
     """optimiser steps"""
     batch: int = 16
     """examples per step (split over processes under torchrun)"""
-    lr: float = 1e-3
-    """AdamW peak learning rate"""
-    weight_decay: float = 0.0
-    """AdamW weight decay"""
     warmup: int = 50
     """linear warm-up steps before the cosine decay"""
     checkpoint_every: int = 100
     """steps between checkpoints"""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("sessions", "steps", "batch", "checkpoint_every"):
             check_int(name, getattr(self, name), 1)
         check_int("max_images", self.max_images, 2)
-        check_int("warmup", self.warmup, 0)
-        check_interval("lr", self.lr, 0, closed=(False, True))
-        check_interval("weight_decay", self.weight_decay, 0)
 
 
 def session_for(seed: int, index: int, size: int, max_images: int, max_words: int) -> Session:
@@ -120,8 +114,7 @@ def train_session_model(
     tok = Tokenizer()
     torch.manual_seed(derive_seed(seed, "init"))
     net = SessionDiT(model_cfg, len(tok)).to(info.device)
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, cfg.warmup, cfg.steps, 0.1))
+    opt, sched = adamw_warmup_cosine(net.parameters(), cfg, cfg.steps, floor=0.1)
     losses: list[float] = []
     start, seconds = 0, 0.0  # seconds: wall time of the training steps, kept across resumes
     if data:  # sessions from a folder: cut to max_images, like the videos made here
@@ -154,7 +147,7 @@ def train_session_model(
         loss = flow_loss(model, batch, t.to(info.device), noise.to(info.device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        clip_gradients(net.parameters(), cfg)
         opt.step()
         sched.step()
         value = float(all_reduce_mean(loss.detach().clone(), info))

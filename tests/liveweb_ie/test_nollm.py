@@ -148,3 +148,26 @@ def test_study_without_browser_or_model_arms(tmp_path):
         result.values("oracle", "f1_v0")
     )
     assert result.report.tables[0].columns[0] == "arm"
+
+
+@pytest.mark.debian("chromium")
+def test_study_with_minilm_and_chromium_judges_vgs_against_raw_html(tmp_path):
+    """The MiniLM arms end to end on one site: the claim is named per style, stage 2 is traced, the
+    true-region arm always has its region, and the price of a book is found on its detail page."""
+    cfg = NoLLMConfig(sites=("books",), records_per_type=1, pages_per_group=2,
+                      arms=("empty", "vgs_classes", "html_classes", "region_classes"))  # fmt: skip
+    with LiveSites(cfg.seed, cfg.sites) as live, ExitStack() as stack:
+        rel = {v: load_release(write_release(live.sites, tmp_path / f"v{v}", v)) for v in (0, 2, 4)}
+        s = study(cfg, live, rel, stack)
+        [claim] = s.claims
+        assert (claim.method, claim.baselines, claim.metric) == ("vgs_classes", ("html_classes",), "f1_v0")
+        (tmp_path / "run").mkdir()
+        result = run_study(s, RunContext(out_dir=tmp_path / "run"))
+    assert set(result.values("region_classes", "region_hit").values()) == {100.0}
+    assert set(result.values("vgs_classes", "region_hit").values()) <= {0.0, 50.0, 100.0}
+    assert not result.values("html_classes", "region_hit")
+    [check] = result.checks
+    assert check.verdict in ("held", "within noise", "did not hold", "uninformative")
+    cells = {c.unit: c.metrics for c in result.records("vgs_classes")}
+    prices = [m for m in cells.values() if m["wrapper"]["xpaths"].get("price")]
+    assert prices and all(m["wrapper"]["xpaths"]["price"] == "//p[@class='price_color']" for m in prices)

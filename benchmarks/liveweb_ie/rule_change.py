@@ -29,7 +29,9 @@ from iclr26.core.claim import Claim, judge, worst
 
 RESULTS = Path(__file__).parent / "results"
 ARMS = {"VGS": "vgs", "CoT": "cot", "Reflexion": "reflexion", "AutoScraper": "autoscraper",
-        "empty extraction": "empty", "oracle": "oracle", "autoscraper (rules)": "rules"}  # fmt: skip
+        "empty extraction": "empty", "oracle": "oracle", "autoscraper (rules)": "rules",
+        "autoscraper (rules; learns from first-page ground truth)": "rules"}  # fmt: skip
+# (saved runs name the rule-based row either way)
 
 
 def per_query(path: Path) -> dict[str, dict[str, float]]:

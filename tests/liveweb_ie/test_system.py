@@ -21,7 +21,8 @@ def test_smoke_preset_prints_the_table_with_its_floors(tmp_path):
     report = run(PRESETS["smoke"], RunContext(out_dir=tmp_path))
     rows = {r[0]: r for r in report.tables[0].rows}
     assert rows["oracle"][1] == 100.0 and rows["oracle"][2] < 100.0
-    assert rows["autoscraper (rules)"][1] == 100.0
+    assert rows["autoscraper (rules; learns from first-page ground truth)"][1] == 100.0
+    assert rows["class-name heuristic (no truth, no model)"][1] > 0.0
     assert rows["null (a value on no page)"][1:3] == [0.0, 0.0]
     assert 0.0 <= rows["empty extraction"][1] < 50.0
     assert any("oracle F1 at v0: 100.0%" in n for n in report.notes)
@@ -44,7 +45,7 @@ def test_smoke_preset_prints_the_table_with_its_floors(tmp_path):
     )
     assert roles["rules"] == "baseline" and not any("INVALID" in n for n in report.notes)
     cells = read_cells(tmp_path / "cells.jsonl")
-    assert len(cells) == 4 * 4 and all(c.metrics["pass"] == 1 for (a, _), c in cells.items() if a == "oracle")
+    assert len(cells) == 5 * 4 and all(c.metrics["pass"] == 1 for (a, _), c in cells.items() if a == "oracle")
     assert report.claim_check is None  # no VGS: nothing is claimed
 
 
@@ -58,7 +59,8 @@ def test_the_study_names_its_arms_floors_and_claim_before_the_run(tmp_path):
     releases = {v: load_release(write_release(live.sites, tmp_path / f"v{v}", v)) for v in cfg.versions}
     s = study(cfg, live, releases)
     assert {a.name: a.role for a in s.arms} == {
-        "oracle": "oracle", "null": "null", "empty": "floor", "rules": "baseline", "cot": "baseline",
+        "oracle": "oracle", "null": "null", "empty": "floor", "rules": "baseline", "heuristic": "baseline",
+        "cot": "baseline",
         "reflexion": "baseline", "autoscraper": "baseline", "vgs": "method",
     }  # fmt: skip
     [claim] = s.claims

@@ -9,7 +9,11 @@
   XPath steps back to its deepest step that does select something, and the model tries again
   shown only that node's HTML;
 - `RuleBased`: PyPI's `autoscraper`, learnt from the first page's ground-truth values, no model
-  (its best rule on the first page is kept);
+  (its best rule on the first page is kept): it learns from first-page ground truth, which no other
+  method sees;
+- `ClassNameHeuristic`: no model and no ground truth: the elements whose class shares a word with the
+  attribute's name (of the kind the name suggests), the class most sharing it; one value unless the
+  query asks for many;
 - `Oracle`: the generator's own XPaths for the layout served when the wrapper is made: F1 = 1
   before any drift, which validates the metric and the ground truth.
 """
@@ -206,10 +210,47 @@ class AutoScraperLLM:
         return Wrapper(xpaths, kinds)
 
 
-class RuleBased:
-    """PyPI's autoscraper learnt from the first page's values (no model); extraction with its best rule."""
+_WORD = re.compile(r"[a-z0-9]+")
 
-    name = "autoscraper (rules)"
+
+class ClassNameHeuristic:
+    """A non-privileged heuristic: per attribute, the class whose words overlap the attribute name's
+    most, among the elements of the kind the name suggests (ties: the most common class); the XPath is
+    `//tag[@class='c']`, its first match unless the query asks for many. No truth, no model."""
+
+    name = "class-name heuristic (no truth, no model)"
+
+    def build(self, record: Record, url: str, html: str) -> Wrapper:
+        """The class-matched XPath for each attribute (empty where no class shares a word)."""
+        from iclr26.liveweb_ie.replies import asks_for_many
+        from iclr26.liveweb_ie.wrapper import parse_html
+
+        tree = parse_html(html)
+        many = asks_for_many(record.query)
+        xpaths = {}
+        for a in record.attribute:
+            kind = default_kind(a)
+            want = set(_WORD.findall(a.lower()))
+            path = {"image": "//body//img", "link": "//body//a[@href]"}.get(kind, "//body//*[text()]")
+            counts: dict[tuple[str, str], int] = {}
+            for e in tree.xpath(path):
+                cls = e.get("class") or ""
+                if cls and "'" not in cls and want & set(_WORD.findall(cls.lower())):
+                    counts[(e.tag, cls)] = counts.get((e.tag, cls), 0) + 1
+            if not counts:
+                xpaths[a] = ""
+                continue
+            tag, cls = max(counts, key=lambda tc: (len(want & set(_WORD.findall(tc[1].lower()))), counts[tc]))
+            xp = f"//{tag}[@class='{cls}']"
+            xpaths[a] = xp if many else f"({xp})[1]"
+        return Wrapper(xpaths, _kinds(record))
+
+
+class RuleBased:
+    """PyPI's autoscraper learnt from the first page's values (no model); extraction with its best rule.
+    It learns from first-page ground truth, which no other method gets."""
+
+    name = "autoscraper (rules; learns from first-page ground truth)"
 
     def __init__(self, groundtruth: Any):
         self.groundtruth = groundtruth  # (record, attribute) -> the first page's values

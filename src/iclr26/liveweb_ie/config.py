@@ -11,7 +11,7 @@ from iclr26.core.validation import check_in, check_int
 from iclr26.liveweb_ie.release import TYPES
 from iclr26.liveweb_ie.sites import SITE_KEYS
 
-METHODS = ("oracle", "null", "empty", "rules", "cot", "reflexion", "autoscraper", "vgs")
+METHODS = ("oracle", "null", "empty", "rules", "heuristic", "cot", "reflexion", "autoscraper", "vgs")
 """oracle: the generator's XPaths (the upper bound, not a model); null: a value on no page (F1 0
 everywhere); empty: the empty extraction (the floor); rules: PyPI autoscraper learnt from the first
 page's values; cot, reflexion, autoscraper: LLM XPath baselines; vgs: the paper's method"""

@@ -82,6 +82,18 @@ def layout_of(version: int) -> Layout:
     return LAYOUTS[min(version // LAYOUT_EVERY, len(LAYOUTS) - 1)]
 
 
+GRADED: dict[str, Layout] = {
+    "wrappers": Layout("v1-wrappers", frozenset(), 2, False, 0, False, 40, "h3"),
+    "classes": Layout("v1-classes", frozenset(range(8)), 0, False, 0, False, 40, "h3"),
+    "order": Layout("v1-order", frozenset(), 0, True, 0, False, 40, "h3"),
+    "columns": Layout("v1-columns", frozenset(), 0, False, 1, False, 40, "h3"),
+}
+"""Graded drift: layout v1 with exactly one change each (two wrapper `<div>`s around the content; every
+field's class renamed; the fields of a card or detail page in reverse order; the table's columns
+rotated by one). The content, truncation and headings are v1's, so a page's ground truth at version 0
+holds under each (`render(..., layout=GRADED[name])`)."""
+
+
 @dataclass(frozen=True)
 class Group:
     """A page group: many URLs with one template. kind: detail (one item a page), list (cards), table."""
@@ -979,9 +991,9 @@ def _pager(content: PageContent) -> str:
     return f'<ul class="pager">{prev}<li class="current">Page {page} of {pages}</li>{nxt}</ul>'
 
 
-def render(site: Site, content: PageContent, version: int) -> str:
-    """The page's HTML under the layout served at `version`."""
-    lay, g = layout_of(version), content.group
+def render(site: Site, content: PageContent, version: int, layout: Layout | None = None) -> str:
+    """The page's HTML under the layout served at `version` (or `layout`, e.g. a `GRADED` one)."""
+    lay, g = layout or layout_of(version), content.group
     alt = content.title
     if g.kind == "detail":
         fields = _fields_html(g, content.page_values, lay, content.link_labels, alt)

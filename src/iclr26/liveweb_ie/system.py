@@ -74,7 +74,8 @@ ROLES = {"oracle": "oracle", "null": "null", "empty": "floor", "vgs": "method"}
 """Each method's role (`rules`, `cot`, `reflexion`, `autoscraper`: baselines)."""
 CLAIM_BASELINES = ("cot", "reflexion", "autoscraper")
 """The HTML-snapshot baselines VGS is claimed to beat, named before the run (the rule-based wrapper
-learns from the first page's truth: it is shown, not judged)."""
+learns from the first page's truth: it is shown, not judged; the class-name heuristic is shown as the
+non-privileged row beside it)."""
 
 
 def _arm(name: str) -> Arm:
@@ -127,7 +128,14 @@ def _method(
     cfg: LiveWebConfig, name: str, live: LiveSites, release: Release, model: Any, browser: Any
 ) -> Any:
     """A fresh instance of method `name` (`model`: the run's, for the LLM methods)."""
-    from iclr26.liveweb_ie.baselines import AutoScraperLLM, CoT, Oracle, Reflexion, RuleBased
+    from iclr26.liveweb_ie.baselines import (
+        AutoScraperLLM,
+        ClassNameHeuristic,
+        CoT,
+        Oracle,
+        Reflexion,
+        RuleBased,
+    )
 
     common = {"max_tokens": cfg.max_tokens, "prefill": cfg.prefill, "seed": cfg.seed}
     if name == "oracle":
@@ -136,6 +144,8 @@ def _method(
         return ConstantExtraction(name)
     if name == "rules":
         return RuleBased(lambda r, a: release.groundtruth(r, a).get(release.urls(r)[0], []))
+    if name == "heuristic":
+        return ClassNameHeuristic()
     if name == "cot":
         return CoT(model, html_chars=cfg.html_chars, **common)
     if name == "reflexion":
@@ -208,13 +218,13 @@ PRESETS = preset_table(
         "records_per_type": 1,
         "pages_per_group": 3,
         "versions": (0, 2),
-        "methods": ("oracle", "null", "empty", "rules"),
+        "methods": ("oracle", "null", "empty", "rules", "heuristic"),
     },
     # the tour: one query per type, the oracle, null and floor, SmolLM2 in CoT and VGS, before and after drift
     demo={
         "records_per_type": 1,
         "pages_per_group": 5,
-        "methods": ("oracle", "null", "empty", "rules", "cot", "vgs"),
+        "methods": ("oracle", "null", "empty", "rules", "heuristic", "cot", "vgs"),
         "max_tokens": 48,
         "max_regions": 2,
     },

@@ -1,6 +1,10 @@
 """A scripted monitoring agent (named as scripted: no model): it samples the service through `/proc`
-(resident memory, open descriptors, CPU ticks, bytes read and written) and the disk use of `var/`,
-once a second, and names the anomaly by fixed thresholds on the growth over the last few seconds.
+(resident memory, open descriptors, CPU ticks, the threads' run and run-queue time, bytes read and
+written) and the disk use of `var/`, once a second, and names the anomaly by fixed thresholds on the
+growth over the last few seconds. Busy is judged by the share of wall time the threads were running
+or waiting to run (`schedstat`), which stays near 1 for a CPU-bound service however loaded the
+machine is, and what keeps it busy by the bytes it reads per CPU-second (a table scan reads, a
+spinning thread does not).
 
 It shows that the monitoring tasks are solvable by observation alone, beside the constant-label
 floor. Its commands run in the agent's sandboxed shell like any agent's: the first writes the
@@ -28,8 +32,9 @@ THRESHOLDS: dict[str, float] = {
     "rss_mib_per_s": 3.0,  # memory_leak holds 10 MiB/s
     "disk_mib_per_s": 3.0,  # disk_leak writes 10 MiB/s of files it keeps
     "write_mib_per_s": 3.0,  # io_bottleneck rewrites 4 MiB each tick with flat disk use
-    "cpu_cores": 0.3,  # cpu_spike and inefficient_sql each keep about a core busy
-    "read_mib_per_s": 10.0,  # the full scans read the table through read(); a spinning thread reads nothing
+    "cpu_cores": 0.3,  # cpu_spike and inefficient_sql each keep about a core busy on an idle machine
+    "runnable_share": 0.5,  # ... and a thread runnable all the time on a loaded one
+    "read_mib_per_cpu_s": 10.0,  # a full scan reads the table via read(); a spinning thread reads nothing
 }
 """The decision thresholds (each well below its anomaly's rate and far above the healthy service's)."""
 
@@ -62,7 +67,28 @@ def sample(pid):
         "t": time.time(), "rss": rss, "fds": len(os.listdir(f"/proc/{{pid}}/fd")),
         "cpu": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
         "rchar": int(io["rchar"]) / 2**20, "wchar": int(io["wchar"]) / 2**20, "disk": disk_mib("var"),
+        "sched": sched_s(pid), "run": run_s(pid),
     }}
+
+
+def _schedstat(pid):
+    out = []
+    for t in os.listdir(f"/proc/{{pid}}/task"):
+        try:
+            out.append([int(x) for x in open(f"/proc/{{pid}}/task/{{t}}/schedstat").read().split()[:2]])
+        except OSError:
+            pass
+    return out
+
+
+def sched_s(pid):
+    # seconds the threads spent running or runnable (waiting for a CPU)
+    return sum(a + b for a, b in _schedstat(pid)) / 1e9
+
+
+def run_s(pid):
+    # seconds the threads spent running
+    return sum(a for a, _ in _schedstat(pid)) / 1e9
 
 
 def decide(s):
@@ -84,8 +110,10 @@ def decide(s):
         return "disk_leak"
     if rate["wchar"] >= TH["write_mib_per_s"]:
         return "io_bottleneck"
-    if rate["cpu"] >= TH["cpu_cores"]:
-        return "inefficient_sql" if rate["rchar"] >= TH["read_mib_per_s"] else "cpu_spike"
+    if rate["cpu"] >= TH["cpu_cores"] or rate["sched"] >= TH["runnable_share"]:
+        cpu_s = max(b["run"] - a["run"], b["cpu"] - a["cpu"], 0.01)
+        per_cpu = (b["rchar"] - a["rchar"]) / cpu_s
+        return "inefficient_sql" if per_cpu >= TH["read_mib_per_cpu_s"] else "cpu_spike"
     return None
 
 

@@ -1,5 +1,6 @@
 """Near-miss solutions: made by rule for every task, each different from the reference, and the
-verifier rejecting the ones its fixes are for (the go directive a Go 1.19 build ignored)."""
+verifier rejecting the ones its fixes are for (the go directive a Go 1.19 build ignored, a
+requirement of an unavailable module left in go.mod)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_revert_one_block_puts_back_one_change_at_a_time():
     old, new = "a\nb\nc\nd\n", "A\nb\nc\nD\n"
     assert revert_one_block(old, new) == ["a\nb\nc\nD\n", "A\nb\nc\nd\n"]
     assert revert_one_block("a\n", "b\n") == []  # one change: removing it is doing nothing
+    # an import removed is cleanup, not a step: reverting it behaves as the reference does
+    assert revert_one_block("import x;\na\nb\n", "a\nB\n") == []
 
 
 def test_a_broken_generated_test_changes_every_test_function():
@@ -60,7 +63,8 @@ def test_a_broken_generated_test_changes_every_test_function():
 @pytest.mark.parametrize(
     "task_id, detail",
     [
-        ("build/go-toolchain-mismatch", "step 1 of 2 left out"),
+        ("build/go-toolchain-mismatch", "step 1 of 2 left out"),  # go.mod still says go 1.22
+        ("build/go-unavailable-dependency", "step 1 of 2 left out"),  # go.mod still requires pkg/errors
         ("monitor/healthy-1", "memory_leak for healthy"),
     ],
 )

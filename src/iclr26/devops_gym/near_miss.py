@@ -114,12 +114,20 @@ def reference_files(solution: str) -> dict[str, str]:
     return {m.group(1).strip("'"): m.group(2) for m in _HEREDOC.finditer(solution)}
 
 
+def _imports_only(lines: list[str]) -> bool:
+    """A change of import lines alone (cleanup such as an unused import removed, not a step of the
+    fix: reverting it leaves a program that behaves as the reference does, or does not compile)."""
+    return all(re.match(r"\s*(import\b|\"[\w./]+\"$|\)$|\($|$)", x.strip()) for x in lines)
+
+
 def revert_one_block(old: str, new: str) -> list[str]:
-    """`new` with one changed block of lines put back as in `old`, once per block (none if one)."""
+    """`new` with one changed block of lines put back as in `old`, once per block (none if one);
+    blocks that only change imports are not steps (`_imports_only`)."""
     a, b = old.splitlines(True), new.splitlines(True)
     blocks = [
         op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
     ]
+    blocks = [op for op in blocks if not _imports_only(a[op[1] : op[2]] + b[op[3] : op[4]])]
     if len(blocks) < 2:
         return []
     out = []

@@ -32,7 +32,7 @@ from iclr26.devops_gym.task import (
     write_spec,
 )
 
-SUITE_VERSION = 4
+SUITE_VERSION = 5
 """Bumped whenever a task changes, so a cached suite is rewritten."""
 AUTHOR = "iclr26-devops-gym@example.org"
 """The `author_email` of the built-here tasks (Terminal-Bench asks for one)."""

@@ -624,6 +624,15 @@ def go_tasks() -> list[TaskDraft]:
             more_tests={"store/config_test.go": config_test},
             more_expected=("TestLoadConfigWrapsMissing",),
             tags=("dependency-resource",),
+            # the near-miss benchmark found a go.mod still requiring github.com/pkg/errors accepted
+            # once no source imported it: the module's whole graph must resolve offline
+            extra="""
+
+            def test_module_graph_resolves_offline(build):
+                app, proc, statuses = build
+                graph = run(["go", "list", "-m", "all"], app)
+                assert graph.returncode == 0, tail(graph)
+            """,
         ),
         _go_build(
             "go-misconfigured-module",

@@ -147,3 +147,22 @@ def test_the_observer_leaves_other_categories_empty_and_the_ladder_names_the_fix
     assert "bash solution.sh" in NAMED_COMMAND and "DONE" in NAMED_COMMAND
     with pytest.raises(ConfigError, match="named_command"):
         DevOpsConfig(named_command="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.debian(*DEBIAN)
+def test_the_ladder_rung_is_solved_by_following_its_instruction(suite):
+    """An agent that runs the command the rung names resolves the task (a scripted follower, not a
+    model); one that writes only a comment, as SmolLM2 does, does not."""
+    import re
+
+    from iclr26.devops_gym.evaluate import run_task
+    from iclr26.devops_gym.runner import RunLimits
+    from iclr26.devops_gym.system import named_command_task
+    from iclr26.devops_gym.task import load_task
+    from tests.devops_gym.conftest import ScriptAgent
+
+    task = named_command_task(load_task(suite / "build" / "go-misconfigured-module"))
+    command = re.search(r"run `([^`]+)`", task.spec.instruction).group(1)  # type: ignore[union-attr]
+    limits = RunLimits(command_timeout_s=120.0, max_steps=3)
+    assert run_task(task, ScriptAgent(command), limits, oracle=True).resolved
+    assert not run_task(task, ScriptAgent("# run the script"), limits, oracle=True).resolved

@@ -126,6 +126,13 @@ The fix is scripted for you: run `bash {SOLUTION}` in your shell, then reply DON
 """What the capability ladder's rung (`named_command`) adds to the llm agent's instruction."""
 
 
+def named_command_task(task: Task) -> Task:
+    """`task` with the ladder's rung in its instruction (run it with the solution exposed: the
+    runner's `oracle=True`); its verifier unchanged."""
+    spec = dataclasses.replace(task.spec, instruction=task.spec.instruction.rstrip() + NAMED_COMMAND)
+    return dataclasses.replace(task, spec=spec)
+
+
 def study(cfg: DevOpsConfig, tasks: list[Task]) -> Study:
     """devops_gym as a study: the units are the tasks, the arms the agents; the claim (with the llm and
     the floor on) is the shell agent against the constant-label floor on tasks resolved, paired over the
@@ -189,8 +196,7 @@ def _measure(
         wall = max(wall or task.spec.max_agent_timeout_sec, 60.0)
     named = arm.name == "llm" and cfg.named_command
     if named:
-        spec = dataclasses.replace(task.spec, instruction=task.spec.instruction.rstrip() + NAMED_COMMAND)
-        task = dataclasses.replace(task, spec=spec)
+        task = named_command_task(task)
     limits = RunLimits(
         command_timeout_s=cfg.command_timeout_s,
         max_steps=max_steps,

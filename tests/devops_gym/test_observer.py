@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from iclr26.devops_gym.observer import OBSERVER, observer_agent, observer_commands, sampler_source
+from iclr26.devops_gym.observer import OBSERVER, chunk_s, observer_agent, observer_commands, sampler_source
 from iclr26.devops_gym.suite.monitor import LABELS, REPORT, server_source
 
 
@@ -55,6 +55,7 @@ def test_the_commands_watch_past_the_latest_onset():
     assert all(c.endswith(" more") for c in commands[1:-1])
     with pytest.raises(ValueError, match="chunk_s"):
         observer_commands(1.0)
+    assert chunk_s(20.0) == 15.0 and chunk_s(120.0) == 15.0 and chunk_s(10.0) == 7.0  # inside the timeout
 
 
 def test_the_observer_is_named_as_scripted(suite):

@@ -163,11 +163,15 @@ def observer_commands(chunk_s: float, watch_s: float = ONSET_RANGE_S[1] + 2 * WI
     return [write, *runs]
 
 
+def chunk_s(command_timeout_s: float) -> float:
+    """Seconds each sampling command runs: at most 15, and 3 s inside the runner's command timeout."""
+    return max(2.0, min(15.0, command_timeout_s - 3.0))
+
+
 def observer_agent(tasks: Iterable[Task], command_timeout_s: float) -> OracleAgent:
     """The scripted monitor on monitoring tasks (DONE at once elsewhere, as the floor); each sampling
-    command stays 3 s inside the runner's per-command timeout."""
-    chunk = max(2.0, min(15.0, command_timeout_s - 3.0))
-    replies = [f"```bash\n{c}\n```" for c in observer_commands(chunk)]
+    command runs `chunk_s(command_timeout_s)` seconds."""
+    replies = [f"```bash\n{c}\n```" for c in observer_commands(chunk_s(command_timeout_s))]
     agent = OracleAgent({t.task_id: replies if t.spec.category == "monitor" else ["DONE"] for t in tasks})
     agent.name = OBSERVER
     return agent

@@ -23,7 +23,7 @@ from iclr26.core.system import preset_table
 from iclr26.devops_gym.agent import constant_agent, null_agent, oracle_agent, shell_agent
 from iclr26.devops_gym.config import AGENTS, DevOpsConfig
 from iclr26.devops_gym.evaluate import COLUMNS, TASK_COLUMNS, category_row, run_task, task_rows
-from iclr26.devops_gym.observer import observer_agent, observer_commands
+from iclr26.devops_gym.observer import chunk_s, observer_agent, observer_commands
 from iclr26.devops_gym.runner import RunLimits, TrialResult
 from iclr26.devops_gym.task import SOLUTION, Task, load_tasks
 
@@ -192,7 +192,7 @@ def _measure(
         return {}  # the scripted monitor watches services; it has nothing to do elsewhere
     max_steps, wall = cfg.max_steps, cfg.agent_timeout_s or None
     if arm.name == "observer":  # its script needs its own steps and the latest onset's time
-        max_steps = max(max_steps, len(observer_commands(max(2.0, cfg.command_timeout_s - 3.0))) + 1)
+        max_steps = max(max_steps, len(observer_commands(chunk_s(cfg.command_timeout_s))) + 1)
         wall = max(wall or task.spec.max_agent_timeout_sec, 60.0)
     named = arm.name == "llm" and cfg.named_command
     if named:

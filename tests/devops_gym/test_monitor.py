@@ -105,3 +105,51 @@ def test_inefficient_sql_scans_and_logs_slow_queries(measured):
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown monitoring mode"):
         server_source("network_flood", 1.0)
+
+
+@pytest.fixture(scope="module")
+def before_onset(tmp_path_factory):
+    """Every mode run at once with its fault far off (60 s): what a look before the onset shows."""
+    procs = {}
+    for mode in (*ANOMALIES, "healthy"):
+        root = tmp_path_factory.mktemp(f"static-{mode}")
+        (root / "server.py").write_text(server_source(mode, fault_at=60.0))
+        procs[mode] = (root, subprocess.Popen([sys.executable, "server.py"], cwd=root))
+    try:
+        for root, _ in procs.values():
+            for _ in range(200):
+                if (root / "var" / "app.pid").exists():
+                    break
+                time.sleep(0.05)
+        time.sleep(1.5)
+        seen = {}
+        for mode, (root, p) in procs.items():
+            files = {str(f.relative_to(root)): f.stat().st_size for f in (root / "var").rglob("*")}
+            status = Path(f"/proc/{p.pid}/status").read_text()
+            threads = int(next(x for x in status.splitlines() if x.startswith("Threads")).split()[1])
+            environ = Path(f"/proc/{p.pid}/environ").read_bytes().decode(errors="replace")
+            seen[mode] = {"files": files, "fds": len(os.listdir(f"/proc/{p.pid}/fd")), "threads": threads,
+                          "rss_mib": _sample(p.pid, root)["rss_mib"], "environ": environ}  # fmt: skip
+    finally:
+        for _, p in procs.values():
+            p.kill()
+            p.wait()
+    return seen
+
+
+def test_no_static_tell_before_the_onset(before_onset):
+    """The audit for a static tell: before the onset every mode shows the same files under var/
+    (names; sizes equal but for the log's last lines), descriptors and threads, about the same
+    resident memory, and no environment naming the mode (the old inefficient_sql database was 10x
+    larger from the start, and a listing gave the label away)."""
+    healthy = before_onset["healthy"]
+    for mode, seen in before_onset.items():
+        assert set(seen["files"]) == set(healthy["files"]), mode
+        for name, size in seen["files"].items():
+            if name.endswith(".log"):
+                assert abs(size - healthy["files"][name]) < 200, (mode, name)
+            elif not (Path(name).suffix == "" and size == 4096):  # folders
+                assert size == healthy["files"][name], (mode, name)
+        assert seen["fds"] == healthy["fds"] and seen["threads"] == healthy["threads"], mode
+        assert abs(seen["rss_mib"] - healthy["rss_mib"]) < 3, mode
+        assert not any(label in seen["environ"] for label in ANOMALIES), mode

@@ -119,3 +119,10 @@ def test_strict_test_generation_checks_all_four_combinations(task):
             == result.tests["test_gold_test_passes_on_fixed"]
             == "PASSED"
         )
+
+
+def test_a_monitoring_image_deletes_the_service_source_once_it_runs(suite):
+    """Under Docker the source (its mode written in) would stay at /opt/service: a static tell."""
+    dockerfile = (suite / "monitor" / "cpu-spike" / "Dockerfile").read_text()
+    cmd = dockerfile.splitlines()[-1]
+    assert cmd.startswith("CMD ") and "start.sh && rm -rf /opt/service" in cmd

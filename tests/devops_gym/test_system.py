@@ -117,3 +117,52 @@ def test_a_dockerfile_only_task_gets_terminal_benchs_one_service_compose_file(su
     env.down()
     assert command[-2] == "-f" and f"{CLIENT}:" in compose and str(task.path) in compose
     assert (task.path / "Dockerfile").read_text().startswith("FROM golang:1.19")
+
+
+@pytest.mark.parametrize(("observer", "verdict"), [(1, "held"), (0, "within noise")])  # 0 vs the 2 of 8
+def test_the_scripted_monitor_is_judged_against_the_floor(suite, tmp_path, observer, verdict):
+    """The observer's cells on the monitoring tasks only (its other cells stay empty): paired with
+    the floor over those, where the floor guesses the two healthy controls."""
+    cfg = dataclasses.replace(PRESETS["smoke"], agents=("constant", "observer"), per_category=0,
+                              categories=("monitor", "build"), languages=("go", "python"))  # fmt: skip
+    tasks = select_tasks(cfg, suite)
+    for t in tasks:
+        floor = int(t.spec.category == "monitor" and t.path.name.startswith("healthy"))
+        append_cell(tmp_path / CELLS_FILE, _cell(cfg, "constant", t, floor))
+        if t.spec.category == "monitor":
+            append_cell(tmp_path / CELLS_FILE, _cell(cfg, "observer", t, observer))
+    result = run_study(study(cfg, tasks), RunContext(out_dir=tmp_path))
+    check = result.report.claim_check
+    assert (check.method, check.baseline, check.n, check.verdict) == ("observer", "constant", 8, verdict)
+
+
+def test_the_observer_leaves_other_categories_empty_and_the_ladder_names_the_fix(suite, tmp_path):
+    from iclr26.devops_gym.system import ARMS, NAMED_COMMAND, _measure
+
+    cfg = DevOpsConfig(agents=("observer",), named_command=True)
+    tasks = {t.task_id: t for t in select_tasks(cfg, suite)}
+    build = next(t for t in tasks.values() if t.spec.category == "build")
+    unit = study(cfg, [build]).units[0]
+    assert _measure(cfg, tasks, set(), ARMS["observer"], unit, RunContext(out_dir=tmp_path)) == {}
+    assert "bash solution.sh" in NAMED_COMMAND and "DONE" in NAMED_COMMAND
+    with pytest.raises(ConfigError, match="named_command"):
+        DevOpsConfig(named_command="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.debian(*DEBIAN)
+def test_the_ladder_rung_is_solved_by_following_its_instruction(suite):
+    """An agent that runs the command the rung names resolves the task (a scripted follower, not a
+    model); one that writes only a comment, as SmolLM2 does, does not."""
+    import re
+
+    from iclr26.devops_gym.evaluate import run_task
+    from iclr26.devops_gym.runner import RunLimits
+    from iclr26.devops_gym.system import named_command_task
+    from iclr26.devops_gym.task import load_task
+    from tests.devops_gym.conftest import ScriptAgent
+
+    task = named_command_task(load_task(suite / "build" / "go-misconfigured-module"))
+    command = re.search(r"run `([^`]+)`", task.spec.instruction).group(1)  # type: ignore[union-attr]
+    limits = RunLimits(command_timeout_s=120.0, max_steps=3)
+    assert run_task(task, ScriptAgent(command), limits, oracle=True).resolved
+    assert not run_task(task, ScriptAgent("# run the script"), limits, oracle=True).resolved

@@ -11,10 +11,14 @@ from iclr26.core.config import ConfigError, run_llm_renames
 from iclr26.core.validation import check_in, check_int, check_seconds
 from iclr26.devops_gym.task import CATEGORIES
 
-AGENTS = ("oracle", "null", "constant", "llm")
+AGENTS = ("oracle", "null", "constant", "observer", "llm")
 """oracle: runs each task's solution.sh (must resolve every task); null: says DONE at once (must
 resolve none); constant: the floor, reports `healthy` on a monitoring task without looking and does
-nothing elsewhere; llm: the mini-SWE-agent-style shell agent over a chat model"""
+nothing elsewhere; observer: the scripted monitor (no model), samples /proc and names the anomaly
+by thresholds, on the monitoring tasks only; llm: the mini-SWE-agent-style shell agent over a chat
+model"""
+DEFAULT_AGENTS = ("oracle", "null", "constant", "llm")
+"""The agents a run has unless `agents` says otherwise (the scripted monitor is asked for by name)."""
 LANGUAGES = ("java", "go", "python")
 
 
@@ -37,8 +41,8 @@ class DevOpsConfig:
     """run only these tasks (`category/name`, as in the table); empty: every selected task"""
     per_category: int = 0
     """at most this many tasks per category, in task-id order (0: all)"""
-    agents: tuple[str, ...] = AGENTS
-    """agents to run; oracle and null are printed in every table"""
+    agents: tuple[str, ...] = DEFAULT_AGENTS
+    """agents to run (oracle, null, constant, observer, llm); oracle and null are printed in every table"""
     llm_tasks: int = 0
     """tasks the llm agent runs, spread over the categories (0: all selected tasks)"""
     max_steps: int = 10
@@ -47,6 +51,10 @@ class DevOpsConfig:
     """the llm agent's reply length, tokens"""
     history_turns: int = 4
     """exchanges resent to the model each turn (0: the whole conversation)"""
+    named_command: bool = False
+    """the capability ladder's rung: the llm agent's instruction names the command that solves the
+    task (`bash solution.sh`, the reference copied into its work dir), so a row above 0 says the
+    model can act in the format, and one still at 0 that it cannot even do that"""
     prefill_command: bool = True
     """start each llm reply inside a ```bash block (SmolLM2-135M does not keep the format otherwise;
     the paper preset turns it off, as mini-SWE-agent does not prefill)"""
@@ -72,6 +80,9 @@ class DevOpsConfig:
         if not self.categories or not self.agents:
             raise ConfigError("categories and agents must each name at least one")
         check_in("runner", self.runner, ("local", "docker"))
+        for name in ("named_command", "prefill_command"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("per_category", "llm_tasks", "history_turns", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_steps", self.max_steps, 1)

@@ -23,8 +23,9 @@ from iclr26.core.system import preset_table
 from iclr26.devops_gym.agent import constant_agent, null_agent, oracle_agent, shell_agent
 from iclr26.devops_gym.config import AGENTS, DevOpsConfig
 from iclr26.devops_gym.evaluate import COLUMNS, TASK_COLUMNS, category_row, run_task, task_rows
+from iclr26.devops_gym.observer import chunk_s, observer_agent, observer_commands
 from iclr26.devops_gym.runner import RunLimits, TrialResult
-from iclr26.devops_gym.task import Task, load_tasks
+from iclr26.devops_gym.task import SOLUTION, Task, load_tasks
 
 PAPER_ROWS = [
     ["Claude Code + Claude-4-Sonnet (paper)", 51.85, 20.56, 23.87, 13.87, 27.54, 0.0, ""],
@@ -113,10 +114,23 @@ ARMS = {
     "oracle": Arm("oracle", "oracle"),
     "null": Arm("null", "null"),
     "constant": Arm("constant", "floor", floor="constant label"),
+    "observer": Arm("observer", "method"),
     "llm": Arm("llm", "method"),
 }
 """The arms by `agents` name: the oracle (solution.sh), the null (DONE at once), the floor (the
-constant label `healthy` on monitoring, nothing elsewhere) and the method (the shell agent)."""
+constant label `healthy` on monitoring, nothing elsewhere), the scripted monitor (/proc thresholds,
+monitoring tasks only) and the method (the shell agent)."""
+NAMED_COMMAND = f"""
+
+The fix is scripted for you: run `bash {SOLUTION}` in your shell, then reply DONE."""
+"""What the capability ladder's rung (`named_command`) adds to the llm agent's instruction."""
+
+
+def named_command_task(task: Task) -> Task:
+    """`task` with the ladder's rung in its instruction (run it with the solution exposed: the
+    runner's `oracle=True`); its verifier unchanged."""
+    spec = dataclasses.replace(task.spec, instruction=task.spec.instruction.rstrip() + NAMED_COMMAND)
+    return dataclasses.replace(task, spec=spec)
 
 
 def study(cfg: DevOpsConfig, tasks: list[Task]) -> Study:
@@ -131,6 +145,10 @@ def study(cfg: DevOpsConfig, tasks: list[Task]) -> Study:
     if "llm" in cfg.agents and "constant" in cfg.agents:
         label = "tasks resolved (0/1), paired over the tasks the agent ran"
         claims.append(Claim("resolved", "llm", ("constant",), interval="bootstrap", floor=0.0, label=label))
+    if "observer" in cfg.agents and "constant" in cfg.agents:
+        label = "monitoring tasks resolved (0/1), paired over the monitoring tasks"
+        observed = Claim("resolved", "observer", ("constant",), interval="bootstrap", floor=0.0, label=label)
+        claims.append(observed)
     llm_units = {t.task_id for t in _llm_subset(tasks, cfg.llm_tasks)}
     measure = functools.partial(_measure, cfg, {t.task_id: t for t in tasks}, llm_units)
     views = functools.partial(_views, cfg)
@@ -149,6 +167,8 @@ def _agent(cfg: DevOpsConfig, arm: Arm, task: Task, ctx: RunContext) -> Agent:
         return oracle_agent([task])
     if arm.name == "constant":
         return constant_agent([task])
+    if arm.name == "observer":
+        return observer_agent([task], cfg.command_timeout_s)
     if arm.name == "null":
         return null_agent()
     return shell_agent(
@@ -168,14 +188,23 @@ def _measure(
     if arm.name == "llm" and unit.key not in llm_units:
         return {}
     task = tasks[unit.key]
+    if arm.name == "observer" and task.spec.category != "monitor":
+        return {}  # the scripted monitor watches services; it has nothing to do elsewhere
+    max_steps, wall = cfg.max_steps, cfg.agent_timeout_s or None
+    if arm.name == "observer":  # its script needs its own steps and the latest onset's time
+        max_steps = max(max_steps, len(observer_commands(chunk_s(cfg.command_timeout_s))) + 1)
+        wall = max(wall or task.spec.max_agent_timeout_sec, 60.0)
+    named = arm.name == "llm" and cfg.named_command
+    if named:
+        task = named_command_task(task)
     limits = RunLimits(
         command_timeout_s=cfg.command_timeout_s,
-        max_steps=cfg.max_steps,
+        max_steps=max_steps,
         output_chars=cfg.output_chars,
-        agent_timeout_s=cfg.agent_timeout_s or None,
+        agent_timeout_s=wall,
     )
     trial = run_task(
-        task, _agent(cfg, arm, task, ctx), limits, oracle=arm.name == "oracle", runner=cfg.runner
+        task, _agent(cfg, arm, task, ctx), limits, oracle=arm.name == "oracle" or named, runner=cfg.runner
     )
     return {**dataclasses.asdict(trial), "resolved": int(trial.resolved)}
 

@@ -32,7 +32,7 @@ from iclr26.devops_gym.task import (
     write_spec,
 )
 
-SUITE_VERSION = 1
+SUITE_VERSION = 5
 """Bumped whenever a task changes, so a cached suite is rewritten."""
 AUTHOR = "iclr26-devops-gym@example.org"
 """The `author_email` of the built-here tasks (Terminal-Bench asks for one)."""
@@ -93,7 +93,10 @@ def _dockerfile(draft: TaskDraft) -> str:
     if draft.language == "java":  # the tasks build offline: warm the local repository at image build
         lines.append("RUN mvn -B -q dependency:go-offline || true")
     if draft.services:
-        lines += ["COPY services/ /opt/service/", 'CMD ["bash", "/opt/service/start.sh"]']
+        # the service's source (its mode written in) is deleted once it runs, as the local runner does:
+        # a look at /opt/service would otherwise name the anomaly
+        start = "bash /opt/service/start.sh && rm -rf /opt/service && exec sleep infinity"
+        lines += ["COPY services/ /opt/service/", f'CMD ["bash", "-c", "{start}"]']
     return "\n".join(lines) + "\n"
 
 

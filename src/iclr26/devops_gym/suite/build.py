@@ -560,6 +560,18 @@ def go_tasks() -> list[TaskDraft]:
             {"go.mod": go_mod("example.com/inventory", go="1.22"), "store/store.go": range_int},
             {"go.mod": go_mod("example.com/inventory"), "store/store.go": STORE_GO},
             tags=("toolchain-mismatch",),
+            # the near-miss benchmark found that Go 1.19 builds a module whose go.mod still says 1.22
+            # (or 1.21) once the code compiles: the mismatch is the directive too
+            extra="""
+
+            def test_go_directive_fits_the_installed_go(build):
+                app, proc, statuses = build
+                declared = next(line.split()[1] for line in (app / "go.mod").read_text().splitlines()
+                                if line.startswith("go "))
+                installed = run(["go", "env", "GOVERSION"], app).stdout.strip().removeprefix("go")
+                version = lambda v: tuple(int(x) for x in v.split(".")[:2])
+                assert version(declared) <= version(installed), f"go.mod: {declared}; installed: {installed}"
+            """,
         ),
         _go_build(
             "go-dependency-conflict",
@@ -612,6 +624,15 @@ def go_tasks() -> list[TaskDraft]:
             more_tests={"store/config_test.go": config_test},
             more_expected=("TestLoadConfigWrapsMissing",),
             tags=("dependency-resource",),
+            # the near-miss benchmark found a go.mod still requiring github.com/pkg/errors accepted
+            # once no source imported it: the module's whole graph must resolve offline
+            extra="""
+
+            def test_module_graph_resolves_offline(build):
+                app, proc, statuses = build
+                graph = run(["go", "list", "-m", "all"], app)
+                assert graph.returncode == 0, tail(graph)
+            """,
         ),
         _go_build(
             "go-misconfigured-module",

@@ -1,9 +1,11 @@
 """The monitored service of the monitoring tasks (copied into each task's services/ as server.py,
 with its mode and onset time written into the first lines; the copy is deleted once it runs).
 
-It does steady background work (a small SQLite table, a rotated log, a little CPU) and, from
-`FAULT_AT` seconds after start, develops its anomaly. Nothing in its command line or output names
-the mode: an agent has to observe the process (memory, files, descriptors, CPU, I/O, its logs).
+It does steady background work (a SQLite table, a rotated log, a little CPU) and, from `FAULT_AT`
+seconds after start, develops its anomaly. Nothing in its command line, output or files names the
+mode, and before the onset every mode's files are the same (names and sizes: the table has `ROWS`
+rows in every mode, not only where the anomaly scans it): an agent has to observe the process over
+time (memory, files, descriptors, CPU, I/O, its logs).
 `ICLR26_FAULT_AT` overrides the onset (the tests that measure the fixtures set it to 1).
 """
 
@@ -16,6 +18,9 @@ MODE = "healthy"
 FAULT_AT = 10.0
 _MiB = 1024 * 1024
 TICK_S = 0.1
+ROWS = 200_000
+"""Rows of the orders table in every mode (the inefficient_sql scan reads them all; the others look
+rows up by key), so the database's size says nothing about the mode."""
 
 
 def _log(path, line):
@@ -50,7 +55,7 @@ def main():
         os.makedirs(os.path.join("var", sub), exist_ok=True)
     log = os.path.join("var", "log", "app.log")
     queries = os.path.join("var", "log", "queries.log")
-    db = _open_db(os.path.join("var", "app.db"), 200_000 if MODE == "inefficient_sql" else 20_000)
+    db = _open_db(os.path.join("var", "app.db"), ROWS)
     with open(os.path.join("var", "app.pid"), "w") as f:
         f.write(str(os.getpid()))
     started, tick, hoard, handles, stop = time.monotonic(), 0, [], [], threading.Event()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,43 @@ def build(rows: list[dict], floors: dict[str, dict[str, float]]) -> Study:
                  metrics=("accuracy", "accuracy_checked"))  # fmt: skip
 
 
+def figures(rescore: dict) -> dict:
+    """The README's figures from the saved rescore: the workbook agreement, the parser's effect per
+    model, the label bugs at ID and the far δ, the stack's format tell and the shuffle check."""
+    rows = rescore["splits"]
+    parser = {}
+    for m in MODELS:
+        mine = [r for r in rows if r["model"] == m and r["task"] != "vending_machine_sum"]
+        parser[m] = {
+            "splits": len(mine),
+            **{f: round(statistics.fmean(r[f] for r in mine), 2)
+               for f in ("paper_punish", "ours_punish", "paper_drop", "ours_drop", "ours_unparsed")},
+        }  # fmt: skip
+    bugs = {}
+    for b in rescore["label_bugs"]:
+        if b["delta"] in (0.0, 0.85):
+            bugs.setdefault(b["task"], {}).setdefault(b["model"], {})[f"{b['delta']:g}"] = b
+    shuffle = {}
+    for p in rescore["shuffle_pairs"]:
+        if not p.get("absent"):
+            s = shuffle.setdefault(p["model"], {"pairs": 0, "same_blob": 0, "min_same": 5000, "max_same": 0})
+            s["pairs"] += 1
+            s["same_blob"] += p["same_blob"]
+            share = 100 * p["same_reply"] / p["matched"]
+            s["min_same"], s["max_same"] = min(s["min_same"], share), max(s["max_same"], share)
+    return {
+        "workbooks": {
+            k: {f: v[f] for f in ("cells", "within_0.05", "within_1")}
+            for k, v in rescore["workbooks"].items()
+        },
+        "absent_files": len(rescore["absent_files"]),
+        "parser_effect": parser,
+        "label_bugs": bugs,
+        "stack_format_tell": rescore["stack_format_tell"],
+        "shuffle": shuffle,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--from-git", type=Path, required=True, help="a bare git copy of the authors' repository")
@@ -115,15 +153,16 @@ def main() -> None:
     if not a.rescore.is_file():
         print(f"error: {a.rescore} is missing; run authors_rescore.py first", file=sys.stderr)
         sys.exit(2)
-    rows = json.loads(a.rescore.read_text())["splits"]
-    study = build(rows, floor_values(a.from_git))
+    rescore = json.loads(a.rescore.read_text())
+    study = build(rescore["splits"], floor_values(a.from_git))
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "cells.jsonl").unlink(missing_ok=True)  # the values come from the rescore; never stale
     result = run_study(study, RunContext(a.out))
     tables = [{"title": t.title, "columns": t.columns, "rows": t.rows, "caption": t.caption}
               for t in result.report.tables]  # fmt: skip
     checks = [c.__dict__ for c in result.checks]
-    payload = {**provenance(), "source": str(a.rescore), "tables": tables, "claims": checks}
+    found = figures(rescore)
+    payload = {**provenance(), "source": str(a.rescore), "tables": tables, "claims": checks, "figures": found}
     out = RESULTS / "authors_study.json"
     out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
     for t in result.report.tables:
@@ -131,6 +170,7 @@ def main() -> None:
     for c in result.checks:
         print(f"{c.method} vs {c.baseline}: {c.method_value:.1f} vs {c.baseline_value:.1f} → {c.verdict} "
               f"{[round(x, 1) for x in c.interval or []]} (n={c.n})")  # fmt: skip
+    print(json.dumps(found, indent=1, ensure_ascii=False))
     print(f"saved {out}")
 
 

@@ -8,7 +8,7 @@ claim: gpt@20 against both, then against kNN and the decision tree fitted on the
     python benchmarks/icl_analysis/gpt_grid.py [--set gpt.steps=3000 ...] [--out runs/benchmarks/icl_gpt_grid]
 
 Resumable: the study's cells and the GPT's checkpoints live in --out. Saves
-results/icl_analysis_bench_gpt_grid.json.
+results/icl_analysis_bench_<tag>.json (default tag gpt_grid). On a GPU: `--set gpt.device=cuda`.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/icl_gpt_grid"))
+    ap.add_argument(
+        "--tag", default="gpt_grid", help="suffix of the results file (another size: another tag)"
+    )
     args = ap.parse_args()
     overrides = parse_overrides([f"{k}={v}" for k, v in GRID.items()] + args.overrides)
     record, run_dir = run_system(SYSTEM, "bench", overrides, out=args.out, llm="embedded")

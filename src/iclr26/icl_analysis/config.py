@@ -11,6 +11,7 @@ from iclr26.core.config import RUN_LLM
 from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.icl_analysis.apo import APOConfig
 from iclr26.icl_analysis.baselines import KINDS
+from iclr26.icl_analysis.corpus import AUTHORS_FILES
 from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, GPTConfig
 from iclr26.icl_analysis.prompts import STYLES
 from iclr26.icl_analysis.tasks import DELTAS, TASKS
@@ -45,6 +46,10 @@ class ICLConfig:
     """ID test items per task"""
     n_ood: int = 1000
     """items per OOD split (the paper: 3000)"""
+    data: str = "ours"
+    """the splits: "ours" (generated here, labels checked) or the path of the authors' released
+    `datasets/` folder (a local copy of adewynter/is-icl-learning; nothing is downloaded; their
+    train/test/OOD files as released, so n_train, n_test and n_ood do not apply)"""
     seed: int = 0
     """seed of the data, the exemplar shuffles, the salads and the trained GPT"""
     sweep: bool = True
@@ -72,6 +77,12 @@ class ICLConfig:
                 check_in(name, v, options)
         if not self.tasks:
             raise ValueError("tasks must name at least one task")
+        if not self.data:
+            raise ValueError('data must be "ours" or the path of the authors\' datasets/ folder')
+        if self.data != "ours":
+            for t in self.tasks:
+                if t not in AUTHORS_FILES:
+                    raise ValueError(f"data: the authors released no corpus for {t!r}; drop it from tasks")
         for k in self.shots:
             check_int("shots", k, 0, self.n_train)
         for d in self.deltas:

@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from iclr26.catalog import implemented_system
@@ -33,6 +34,7 @@ from iclr26.core.system import preset_table
 from iclr26.icl_analysis.apo import optimise_prompt
 from iclr26.icl_analysis.baselines import fit_baseline
 from iclr26.icl_analysis.config import ICLConfig
+from iclr26.icl_analysis.corpus import CorpusError, load_authors_splits
 from iclr26.icl_analysis.evaluate import Cell, evaluate_cell
 from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, ICLGPT, evaluate_gpt, train_icl_gpt
 from iclr26.icl_analysis.prompts import REASONING, shot_counts
@@ -42,7 +44,20 @@ MAJORITY = "majority_label"
 
 
 def _task_splits(cfg: ICLConfig, name: str) -> Splits:
-    """Task `name`'s splits at the run's sizes (deterministic from the seed)."""
+    """Task `name`'s splits: generated at the run's sizes (deterministic from the seed), or the
+    authors' released files when `data` names their `datasets/` folder."""
+    if cfg.data != "ours":
+        root = Path(cfg.data).expanduser()
+        if not root.is_dir():
+            raise CorpusError(f"data: {cfg.data} is not a folder (the authors' datasets/ folder)")
+        s = load_authors_splits(root, name)
+        missing = [d for d in cfg.ood_deltas if d not in s.ood]
+        if missing:
+            have = ", ".join(f"{d:g}" for d in sorted(s.ood)) or "none"
+            raise CorpusError(
+                f"data: the authors' {name} files have no OOD split at δ={missing[0]:g} (have: {have})"
+            )
+        return s
     return make_splits(
         get_task(name),
         cfg.seed,
@@ -63,9 +78,11 @@ def _splits(cfg: ICLConfig, ctx: RunContext) -> tuple[dict[str, Splits], Table]:
         out[name] = s
         mean_len = statistics.fmean(len(i.shown) for i in s.test)
         ood = {d: statistics.fmean(len(i.shown) for i in s.ood[d]) for d in s.ood}
-        noise = 100 * statistics.fmean(i.label != i.clean_label for i in s.train + s.test)
-        row = [name, len(s.train), len(s.test), round(mean_len, 1), round(noise, 2)]
-        row += [f"{ood[d]:.0f} / {task.kl(d):.3f}" for d in cfg.ood_deltas]
+        clean = [i for i in s.train + s.test if i.clean_label is not None]  # not released by the authors
+        noise = round(100 * statistics.fmean(i.label != i.clean_label for i in clean), 2) if clean else "—"
+        row = [name, len(s.train), len(s.test), round(mean_len, 1), noise]
+        ours = cfg.data == "ours"  # our generator's KL; the authors' files carry none
+        row += [f"{ood[d]:.0f} / " + (f"{task.kl(d):.3f}" if ours else "—") for d in cfg.ood_deltas]
         rows.append([*row, round(secs, 2)])
     cols = ["task", "train", "test", "ID mean length", "label noise %"]
     cols += [f"δ={d:g}: length / KL(P‖Q)" for d in cfg.ood_deltas] + ["seconds"]

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from iclr26.core.config import ConfigError
+from iclr26.core.errors import UserError
 from iclr26.core.jsontext import json_objects
 from iclr26.core.llm.base import ChatModel, LLMError, Message
 from iclr26.core.llm.usage import Usage
@@ -262,18 +263,46 @@ class Refiner:
 
     def run(self, query: str, seed: int = 0) -> RefineResult:
         """Answer `query`; calls are seeded from `seed` (one seed per call)."""
-        cfg, res = self.config, RefineResult()
+        res = RefineResult()
         seeds = iter(range(seed * 1000, seed * 1000 + 1000))
+        call = self._caller(res, seeds)
+        candidates = [
+            call("proposer", prompts.PROPOSER_USER.format(query=query)) for _ in range(self.config.proposers)
+        ]
+        res.stages["proposals"] = candidates
+        return self._after_proposals(query, candidates, res, seeds, call)
+
+    def refine(self, query: str, candidates: Sequence[str], seed: int = 0) -> RefineResult:
+        """The stages after the proposers (corrector, HSR, QAIR, selector) on a given pool of candidates
+        (e.g. a scripted proposers' pool of known quality); seeded from `seed` like `run`."""
+        if not candidates:
+            raise UserError("refine needs at least one candidate")
+        if self.config.hsr and len(candidates) < 2:
+            raise UserError("hsr needs at least 2 candidates (the anchor and a reference)")
+        res = RefineResult()
+        seeds = iter(range(seed * 1000, seed * 1000 + 1000))
+        res.stages["proposals"] = list(candidates)
+        return self._after_proposals(query, list(candidates), res, seeds, self._caller(res, seeds))
+
+    def _caller(self, res: RefineResult, seeds: Iterator[int]) -> Callable[[str, str], str]:
+        """One reasoning call of a stage, recorded in `res` with the next seed."""
 
         def call(stage: str, user_text: str) -> str:
             attempt = self.solve(user_text, next(seeds))
             res.attempts.append((stage, attempt))
             return attempt.text
 
-        candidates = [
-            call("proposer", prompts.PROPOSER_USER.format(query=query)) for _ in range(cfg.proposers)
-        ]
-        res.stages["proposals"] = candidates
+        return call
+
+    def _after_proposals(
+        self,
+        query: str,
+        candidates: list[str],
+        res: RefineResult,
+        seeds: Iterator[int],
+        call: Callable[[str, str], str],
+    ) -> RefineResult:
+        cfg = self.config
         if cfg.corrector:
             candidates = [call("corrector", self._correct(query, c)) for c in candidates]
             res.stages["corrected"] = candidates

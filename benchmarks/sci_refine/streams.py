@@ -1,7 +1,7 @@
 """The token claim on templated streams: `iclr26 run sci_refine --preset bench --set experiment=streams`
 with the sizes below, with provenance.
 
-    python benchmarks/sci_refine/streams.py   # lengths 1k, 4k, 8k characters, 2 streams each, SmolLM2
+    python benchmarks/sci_refine/streams.py   # one stream each of 1k, 4k and 8k characters, SmolLM2
 
 Monitor + Querier + Injector against explicit RAG on the same streams (the paper's 512-character window,
 128 overlap); BM25 over the built-here corpus. Sized for SmolLM2 on 2 shared cores. Saves
@@ -20,7 +20,7 @@ from iclr26.sci_refine import SYSTEM
 SIZES = [
     "experiment=streams",
     "streams.lengths=[1000,4000,8000]",
-    "streams.per_length=2",
+    "streams.per_length=1",
     "retrieval.mode=bm25",
     "monitor.querier_max_tokens=16",
     "monitor.injector_max_tokens=40",

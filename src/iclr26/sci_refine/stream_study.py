@@ -134,12 +134,14 @@ def _implicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
     gold = bench.gold_ids.get(stream.need.key)
     out: dict[str, Any] = {"checks": len(ends)}
     verdicts: list[bool] = []
+    p_yes: list[float | None] = []
     first: int | None = None
     with metered() as counted:  # the calls the pipeline makes: checks up to the first yes, then the injection
         res = ImplicitRAGResult()
         for end in ends:
-            verdict, _, _ = rag.ask_monitor(stream.text[max(0, end - sc.window) : end], res)
+            verdict, _, p = rag.ask_monitor(stream.text[max(0, end - sc.window) : end], res)
             verdicts.append(bool(verdict))
+            p_yes.append(p)
             if verdict:
                 first = end
                 break
@@ -161,8 +163,9 @@ def _implicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
     out["monitor_calls"] = len(verdicts)
     diag = ImplicitRAGResult()  # the checks the pipeline would skip after its one injection: for recall only
     for end in ends[len(verdicts) :]:
-        verdict, _, _ = rag.ask_monitor(stream.text[max(0, end - sc.window) : end], diag)
+        verdict, _, p = rag.ask_monitor(stream.text[max(0, end - sc.window) : end], diag)
         verdicts.append(bool(verdict))
+        p_yes.append(p)
     holds = [stream.holds_need(e, sc.window) for e in ends]
     others = [v for v, h in zip(verdicts, holds, strict=True) if not h]
     out |= {
@@ -171,6 +174,13 @@ def _implicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
         "false_alarm_rate": float(np.mean(others)) if others else 0.0,
         "need_windows": sum(holds),
     }
+    # the Monitor's P(yes) (log-prob verdict only): on the windows that show the need, and on the others
+    need_p = [x for x, h in zip(p_yes, holds, strict=True) if h and x is not None]
+    other_p = [x for x, h in zip(p_yes, holds, strict=True) if not h and x is not None]
+    if need_p:
+        out["p_yes_need"] = round(float(np.mean(need_p)), 4)
+    if other_p:
+        out["p_yes_other"] = round(float(np.mean(other_p)), 4)
     return out
 
 
@@ -303,6 +313,8 @@ def _views(cfg: SciRefineConfig, result: StudyResult, ctx: RunContext) -> Report
                     _mean(cells, "false_alarm_rate", 100, 0),
                     _mean(cells, "hit_at_k", 100, 0),
                     _mean(cells, "gold_value", 100, 0),
+                    _mean(cells, "p_yes_need", 1, 3),
+                    _mean(cells, "p_yes_other", 1, 3),
                     _mean(cells, "monitor_calls", 1, 1),
                     round(float(np.mean(base))) if base else "",
                     over,
@@ -310,7 +322,8 @@ def _views(cfg: SciRefineConfig, result: StudyResult, ctx: RunContext) -> Report
                 ]
             )
     cols = ["length (chars)", "arm", "streams", "detected %", "fired at need %", "false alarms %",
-            f"hit@{cfg.retrieval.k} %", "gold value %", "Monitor calls", "stream tokens", "overhead tokens",
+            f"hit@{cfg.retrieval.k} %", "gold value %", "P(yes) need windows", "P(yes) other windows",
+            "Monitor calls", "stream tokens", "overhead tokens",
             "overhead / stream %"]  # fmt: skip
     table = Table(
         "The token claim on templated streams",

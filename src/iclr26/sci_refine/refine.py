@@ -21,9 +21,11 @@ and the selector are plain calls of the main model.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,7 +33,7 @@ from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
 from iclr26.core.jsontext import json_objects
 from iclr26.core.llm.base import ChatModel, LLMError, Message
-from iclr26.core.llm.usage import Usage
+from iclr26.core.llm.usage import Usage, metered
 from iclr26.core.validation import check_int
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.explicit_rag import ExplicitRAG
@@ -83,13 +85,13 @@ def plain_solver(model: ChatModel, max_tokens: int = 512, temperature: float = 0
     """No retrieval: one chat call per task (the build-up's baseline row)."""
 
     def solve(user_text: str, seed: int) -> Attempt:
-        before = model.usage.total
         messages: list[Message] = [
             {"role": "system", "content": prompts.SOLVER_SYSTEM},
             {"role": "user", "content": user_text},
         ]
-        (c,) = model.chat(messages, n=1, temperature=temperature, max_tokens=max_tokens, seed=seed)
-        return Attempt(c.text, usage=model.usage.total - before)
+        with metered() as spent:  # this call's usage, whatever other threads send the model meanwhile
+            (c,) = model.chat(messages, n=1, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return Attempt(c.text, usage=spent.total)
 
     return solve
 
@@ -138,12 +140,16 @@ class RefineConfig:
     """completion tokens of an evaluator call"""
     select_max_tokens: int = 256
     """completion tokens of the selector call"""
+    parallel_calls: int = 1
+    """reasoning calls of one stage sent at once (the proposers, the correctors, the HSR anchors); each
+    keeps its seed, so the candidates are those of 1 (one after another)"""
 
     def __post_init__(self) -> None:
         check_int("proposers", self.proposers, 1, 20)
         check_int("qair_rounds", self.qair_rounds, 1, 10)
         check_int("eval_max_tokens", self.eval_max_tokens, 1)
         check_int("select_max_tokens", self.select_max_tokens, 1)
+        check_int("parallel_calls", self.parallel_calls, 1, 64)
         if self.hsr and self.proposers < 2:
             raise ConfigError("hsr needs at least 2 proposers (the anchor and a reference)")
 
@@ -266,9 +272,8 @@ class Refiner:
         res = RefineResult()
         seeds = iter(range(seed * 1000, seed * 1000 + 1000))
         call = self._caller(res, seeds)
-        candidates = [
-            call("proposer", prompts.PROPOSER_USER.format(query=query)) for _ in range(self.config.proposers)
-        ]
+        task = prompts.PROPOSER_USER.format(query=query)
+        candidates = self._stage("proposer", [task] * self.config.proposers, res, seeds)
         res.stages["proposals"] = candidates
         return self._after_proposals(query, candidates, res, seeds, call)
 
@@ -294,6 +299,23 @@ class Refiner:
 
         return call
 
+    def _stage(self, stage: str, tasks: Sequence[str], res: RefineResult, seeds: Iterator[int]) -> list[str]:
+        """One stage's independent reasoning calls, `parallel_calls` at a time; seeds are drawn in task
+        order and attempts recorded in task order, so the result does not depend on the parallelism."""
+        assigned = [next(seeds) for _ in tasks]
+        workers = min(self.config.parallel_calls, len(tasks))
+        if workers <= 1:
+            attempts = [self.solve(t, s) for t, s in zip(tasks, assigned, strict=True)]
+        else:  # each call runs in a copy of this context, so the cell's usage meters see it
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [
+                    pool.submit(contextvars.copy_context().run, self.solve, t, s)
+                    for t, s in zip(tasks, assigned, strict=True)
+                ]
+                attempts = [f.result() for f in futures]
+        res.attempts.extend((stage, a) for a in attempts)
+        return [a.text for a in attempts]
+
     def _after_proposals(
         self,
         query: str,
@@ -304,10 +326,11 @@ class Refiner:
     ) -> RefineResult:
         cfg = self.config
         if cfg.corrector:
-            candidates = [call("corrector", self._correct(query, c)) for c in candidates]
+            candidates = self._stage("corrector", [self._correct(query, c) for c in candidates], res, seeds)
             res.stages["corrected"] = candidates
         if cfg.hsr:
-            candidates = [call("hsr", hsr_prompt(query, candidates, i)) for i in range(len(candidates))]
+            tasks = [hsr_prompt(query, candidates, i) for i in range(len(candidates))]
+            candidates = self._stage("hsr", tasks, res, seeds)
             res.stages["hsr"] = candidates
         if cfg.qair:
             candidates = self._qair(query, candidates, call, res, seeds)

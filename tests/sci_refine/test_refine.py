@@ -165,3 +165,15 @@ def test_parallel_calls_give_the_serial_candidates() -> None:
     ]
     with pytest.raises(ConfigError, match="parallel_calls"):
         RefineConfig(parallel_calls=0)
+
+
+def test_selector_prefill_reads_the_number_it_writes() -> None:
+    """With select_prefill the reply continues 'Choice: Response', so ' 3' picks the third candidate;
+    without it the same ' 3' is unreadable and the majority answer is taken."""
+    pool = ["a\nAnswer: 1", "b\nAnswer: 2", "c\nAnswer: 2"]
+    for prefill, chosen, fallback in ((True, 2, False), (False, 1, True)):
+        judge = ScriptedJudge([], choice=" 3")
+        cfg = RefineConfig(proposers=3, corrector=False, hsr=False, qair=False, select_prefill=prefill)
+        res = Refiner(judge, RecordingSolver(), cfg).refine("Q?", pool, seed=1)
+        assert (res.chosen, res.selector_fallback) == (chosen, fallback)
+        assert judge.calls[-1]["prefix"] == (prompts.SELECTOR_PREFIX if prefill else None)

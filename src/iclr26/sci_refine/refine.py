@@ -140,6 +140,9 @@ class RefineConfig:
     """completion tokens of an evaluator call"""
     select_max_tokens: int = 256
     """completion tokens of the selector call"""
+    select_prefill: bool = False
+    """prefill the selector's reply with 'Choice: Response' (`prompts.SELECTOR_PREFIX`), so the number
+    is its first token; off: the selector checks each response first, as in the paper"""
     parallel_calls: int = 1
     """reasoning calls of one stage sent at once (the proposers, the correctors, the HSR anchors); each
     keeps its seed, so the candidates are those of 1 (one after another)"""
@@ -397,11 +400,17 @@ class Refiner:
             {"role": "system", "content": prompts.SOLVER_SYSTEM},
             {"role": "user", "content": prompts.SELECTOR_USER.format(query=query, responses=responses)},
         ]
+        prefix = prompts.SELECTOR_PREFIX if self.config.select_prefill else None
         try:
             (c,) = self.model.chat(
-                messages, n=1, temperature=0.0, max_tokens=self.config.select_max_tokens, seed=seed
+                messages,
+                n=1,
+                temperature=0.0,
+                max_tokens=self.config.select_max_tokens,
+                seed=seed,
+                prefix=prefix,
             )
-            reply = c.text
+            reply = (prefix or "") + c.text
         except LLMError as e:
             reply = f"[selector call failed: {e}]"
         choice = parse_choice(reply, len(candidates))

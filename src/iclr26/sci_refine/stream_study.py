@@ -67,12 +67,14 @@ METRICS = ("overhead_tokens", "hit_at_k", "gold_value", "detected", "fired_at_ne
 
 
 def stream_units(cfg: SciRefineConfig) -> list[Unit]:
-    """One unit per (length, index): its kind cycles through KINDS, its stream seed is derived."""
+    """One unit per (length, index); the fact kinds cycle through KINDS over all units in order (so one
+    stream per length still covers every kind), and each stream's seed is derived."""
     units = []
     for length in cfg.streams.lengths:
         for i in range(cfg.streams.per_length):
             seed = derive_seed(cfg.seed, "stream", length, i) % 1_000_000
-            units.append(Unit(f"L{length}/{i}", seed, {"length": length, "kind": KINDS[i % len(KINDS)]}))
+            kind = KINDS[len(units) % len(KINDS)]
+            units.append(Unit(f"L{length}/{i}", seed, {"length": length, "kind": kind}))
     return units
 
 

@@ -86,7 +86,9 @@ def test_a_monitor_that_never_fires_costs_its_checks_only(tmp_path, monkeypatch)
         assert m["detected"] == 0 and m["hit_at_k"] == 0 and m["gold_value"] == 0
         assert m["monitor_calls"] == m["checks"] and m["overhead_tokens"] == 15 * m["checks"]
         e = cells[("explicit_rag", u)]
-        assert e["detected"] == 1 and e["overhead_tokens"] == 5 + 15  # the query's 5, the re-read's 15
+        # the query's 5 completion tokens; the re-read: the prefix as one piece (10) and the observation
+        # message (10, less the 9 of a bare message)
+        assert e["detected"] == 1 and e["overhead_tokens"] == 5 + 10 + 1
         assert cells[("no_retrieval", u)]["stream_tokens"] == 10
     assert record.report.claim_check.method == "implicit"
     assert record.report.claim_check.baseline == "explicit_rag"
@@ -98,8 +100,8 @@ def test_a_monitor_that_fires_at_the_need_injects_once(tmp_path, monkeypatch) ->
         if arm != "implicit":
             continue
         assert m["detected"] == 1 and m["false_alarm_rate"] < 1
-        # checks up to the first yes, then the Querier, the Injector and the re-read: 15 tokens each
-        assert m["overhead_tokens"] == 15 * (m["monitor_calls"] + 3)
+        # checks up to the first yes, the Querier and the Injector (15 tokens each), the re-read (10)
+        assert m["overhead_tokens"] == 15 * (m["monitor_calls"] + 2) + 10
         assert m["monitor_calls"] <= m["checks"] and "injection" in m
         if m["fired_at_need"]:
             assert NEED.search(m["query"])

@@ -21,7 +21,8 @@ window that shows the need), `hit_at_k` (the gold passage among the k retrieved)
 injected or observed text carries the gold value) and `overhead_tokens`: every token beyond
 generating the stream once — Monitor, Querier and Injector calls up to the injection, the explicit
 query's tokens, and the resumed turn's prompt (the prefix with the injection or the observation,
-read again; no prompt cache assumed in either arm).
+read again, counted in 4,000-character pieces because the embedded SmolLM2's 2,048-token slot cannot
+read an 8k stream at once; no prompt cache assumed in either arm).
 
 Claims, named before the run: `implicit` spends fewer overhead tokens than `explicit_rag`; it hits the
 gold passage and carries the gold value at least as often (higher is better, paired bootstrap).
@@ -154,7 +155,6 @@ def _implicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
             passages = [h.passage for h in hits[: mon.max_passages]]
             injection, _ = rag.ask_injector(stream.text[:first], window, query, passages, res)
             augmented = join_injection(stream.text[:first], injection)
-            _reread(model, _messages(prompts.SOLVER_SYSTEM, stream), augmented)
             inserted = augmented[first:]
             out |= {"query": query, "injection": inserted, "fired_at": first,
                     "hit_at_k": int(gold in {h.passage.id for h in hits}),
@@ -162,6 +162,8 @@ def _implicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
         else:
             out |= {"hit_at_k": 0, "gold_value": 0}
     out["overhead_tokens"] = int(counted.total.total_tokens)
+    if first is not None:  # the resumed turn reads the augmented prefix again
+        out["overhead_tokens"] += stream_tokens(model, _messages(prompts.SOLVER_SYSTEM, stream), augmented)
     out["monitor_calls"] = len(verdicts)
     diag = ImplicitRAGResult()  # the checks the pipeline would skip after its one injection: for recall only
     for end in ends[len(verdicts) :]:
@@ -208,14 +210,8 @@ def _explicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
         observation = prompts.OBSERVATION.format(
             query=query, passages=format_passages(shown, cfg.monitor.passage_chars) or prompts.NO_RESULTS
         )
-        before = counted.total.total_tokens
-        turn: list[Message] = [
-            *messages,
-            {"role": "assistant", "content": f"{head}{query}\n```"},
-            {"role": "user", "content": observation},
-        ]
-        _reread(model, turn)
-        reread = int(counted.total.total_tokens - before)
+        # the resumed turn reads the stream up to the block, the block and the observation again
+        reread = stream_tokens(model, messages, f"{head}{query}\n```") + message_tokens(model, observation)
     return {
         "query": query,
         "overhead_tokens": query_tokens + reread,
@@ -263,6 +259,15 @@ def measure(bench: Bench, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, An
 PIECE = 4000
 """characters per piece when a stream's tokens are counted (the embedded SmolLM2's 2,048-token slot
 cannot read an 8k-character stream at once)"""
+
+
+def message_tokens(model: ChatModel, text: str) -> int:
+    """The tokens one more user message of `text` adds to a prompt (its template included)."""
+    with metered() as bare:
+        _reread(model, [{"role": "user", "content": "."}])
+    with metered() as m:
+        _reread(model, [{"role": "user", "content": text}])
+    return int(m.total.prompt_tokens - bare.total.prompt_tokens + 1)
 
 
 def stream_tokens(model: ChatModel, messages: list[Message], text: str) -> int:

@@ -193,13 +193,13 @@ def _explicit(bench: Bench, stream: Stream, model: ChatModel) -> dict[str, Any]:
     gold = bench.gold_ids.get(stream.need.key)
     head = stream.text[: stream.need_end] + "\n" + SEARCH_LEAD
     messages = _messages(prompts.EXPLICIT_SYSTEM, stream)
-    with metered() as counted:
+    with metered() as counted:  # the query call sees at most the last PIECE characters (SmolLM2's slot)
         (c,) = model.chat(
             messages,
             n=1,
             temperature=0.0,
             max_tokens=cfg.monitor.querier_max_tokens,
-            prefix=head,
+            prefix=head[-PIECE:],
             stop=["```"],
         )
         # the query's prompt is the stream itself (not overhead): only its completion tokens count

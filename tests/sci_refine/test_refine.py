@@ -123,3 +123,57 @@ def test_bad_config_is_named() -> None:
         RefineConfig(proposers=0)
     with pytest.raises(ConfigError, match="hsr"):
         RefineConfig(proposers=1)
+
+
+class SlowSeededSolver:
+    """A scripted solver (not a model): its answer is a function of the task and seed; it sleeps, and
+    counts the calls in flight at once."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock, self.now, self.most = threading.Lock(), 0, 0
+
+    def __call__(self, user_text: str, seed: int) -> Attempt:
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.02)
+        with self.lock:
+            self.now -= 1
+        return Attempt(
+            f"{hash(user_text) % 97} {seed}\nAnswer: {seed % 3}", usage=Usage(1, len(user_text), 3)
+        )
+
+
+def test_parallel_calls_give_the_serial_candidates() -> None:
+    """Proposers, correctors and HSR anchors sent 4 at a time: the same candidates, attempts, seeds and
+    usage as one after another, and the calls did overlap."""
+    results = {}
+    for k in (1, 4):
+        judge = ScriptedJudge([])
+        solver = SlowSeededSolver()
+        cfg = RefineConfig(proposers=4, qair=False, parallel_calls=k)
+        results[k] = (Refiner(judge, solver, cfg).run("What is 2+2?", seed=5), solver.most)
+    (serial, most1), (parallel, most4) = results[1], results[4]
+    assert most1 == 1 and most4 >= 2
+    assert parallel.stages == serial.stages and parallel.final == serial.final
+    assert [(s, a.text, a.usage) for s, a in parallel.attempts] == [
+        (s, a.text, a.usage) for s, a in serial.attempts
+    ]
+    with pytest.raises(ConfigError, match="parallel_calls"):
+        RefineConfig(parallel_calls=0)
+
+
+def test_selector_prefill_reads_the_number_it_writes() -> None:
+    """With select_prefill the reply continues 'Choice: Response', so ' 3' picks the third candidate;
+    without it the same ' 3' is unreadable and the majority answer is taken."""
+    pool = ["a\nAnswer: 1", "b\nAnswer: 2", "c\nAnswer: 2"]
+    for prefill, chosen, fallback in ((True, 2, False), (False, 1, True)):
+        judge = ScriptedJudge([], choice=" 3")
+        cfg = RefineConfig(proposers=3, corrector=False, hsr=False, qair=False, select_prefill=prefill)
+        res = Refiner(judge, RecordingSolver(), cfg).refine("Q?", pool, seed=1)
+        assert (res.chosen, res.selector_fallback) == (chosen, fallback)
+        assert judge.calls[-1]["prefix"] == (prompts.SELECTOR_PREFIX if prefill else None)

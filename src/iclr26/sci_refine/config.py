@@ -13,13 +13,18 @@ from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.sci_refine.explicit_rag import ExplicitRAGConfig
 from iclr26.sci_refine.loaders import FORMATS
 from iclr26.sci_refine.monitor import MonitorConfig
+from iclr26.sci_refine.pools import PoolsConfig
 from iclr26.sci_refine.refine import RefineConfig
 from iclr26.sci_refine.retrieval import FilterConfig, RetrieverConfig
+from iclr26.sci_refine.streams import StreamsConfig
 
 ROWS: tuple[str, ...] = ("baseline", "explicit_rag", "monitor", "querier", "injector", "hsr", "qair")
 """the paper's build-up, each row adding one part: no retrieval; the model's own search tool; the
 Monitor (window as query, passages verbatim); + Querier; + Injector; + HSR; + QAIR"""
 JUDGES = ("rule", "llm")
+EXPERIMENTS = ("buildup", "pools", "streams")
+"""buildup: the paper's build-up table; pools: refinement on scripted candidate pools of known quality
+(`pool_study`); streams: the Monitor stack against explicit RAG on templated streams (`stream_study`)"""
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,9 @@ class SciRefineConfig:
 
     RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
+    experiment: str = "buildup"
+    """buildup (the paper's build-up rows), pools (refinement on scripted pools) or streams (the token
+    claim on templated reasoning streams); see EXPERIMENTS"""
     rows: tuple[str, ...] = ROWS
     """build-up rows to run (see ROWS); every row answers the same questions"""
     data: str = "builtin"
@@ -68,10 +76,15 @@ class SciRefineConfig:
     search, as the authors' prompt demands)"""
     refine: RefineConfig = field(default_factory=RefineConfig)
     """proposers, corrector, QAIR rounds (its hsr and qair switches are ignored: each row sets them)"""
+    pools: PoolsConfig = field(default_factory=PoolsConfig)
+    """experiment=pools: p values, pool size, questions"""
+    streams: StreamsConfig = field(default_factory=StreamsConfig)
+    """experiment=streams: stream lengths and count, the Monitor's window on them"""
 
     def __post_init__(self) -> None:
         if not self.rows:
             raise ConfigError("name at least one row (rows=...)")
+        check_in("experiment", self.experiment, EXPERIMENTS)
         for r in self.rows:
             check_in("rows", r, ROWS)
         if self.data != "builtin" and not self.data.strip():

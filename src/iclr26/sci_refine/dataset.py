@@ -763,6 +763,18 @@ def _canonical() -> list[tuple[str, str, Callable[[int], str]]]:
     return out
 
 
+def show_number(x: float) -> str:
+    """A fact's value as the corpus writes it (all digits; ' × 10^n' for an exponent)."""
+    return _show(x)
+
+
+def canonical_ids(passages: Sequence[Passage]) -> dict[str, str]:
+    """The id of each canonical passage among `passages`, by its key ('element:Cl', 'constant:Planck
+    constant', 'amino:W', ...), found by its text in any of the wordings."""
+    keys = {render(w): key for key, _, render in _canonical() for w in range(N_WORDINGS)}
+    return {keys[p.text]: p.id for p in passages if p.text in keys}
+
+
 def _isotope_text(iso: F.Isotope, w: int) -> str:
     m = _show(iso.mass)
     nat = (

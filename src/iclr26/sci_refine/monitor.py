@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from iclr26.core.config import ConfigError
 from iclr26.core.errors import UserError
 from iclr26.core.llm.base import ChatModel, Completion, LLMError, Message, TextStream
-from iclr26.core.llm.usage import Usage, UsageMeter
+from iclr26.core.llm.usage import Usage, UsageMeter, metered
 from iclr26.core.validation import check_interval
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.question import Passage
@@ -349,22 +349,20 @@ class ImplicitRAGResult:
 
 
 class _Meter:
-    """Adds the change of a model's usage meter around a call to a role's tally.
-
-    The delta is exact when no other thread uses the same model object during the call; give
-    parallel workers their own model objects (or read the run's totals) when that matters."""
+    """Adds the usage of the calls made inside `call` (in this thread, `core.llm.usage.metered`) to a
+    role's tally: exact even when other threads use the same model object at the same time."""
 
     def __init__(self, model: ChatModel, tally: RoleUsage) -> None:
         self.meter: UsageMeter = model.usage
         self.tally = tally
 
     def call(self, fn: Callable[..., object], *args: object, calls: int = 0, **kwargs: object) -> object:
-        """`fn(*args, **kwargs)`, its meter delta added to the tally as `calls` calls."""
-        before = self.meter.total
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            self.tally.add(self.meter.total - before, calls)
+        """`fn(*args, **kwargs)`, the usage it recorded added to the tally as `calls` calls."""
+        with metered() as spent:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.tally.add(spent.total, calls)
 
 
 class ImplicitRAG:
@@ -652,13 +650,13 @@ def _deltas(stream: TextStream, meter: _Meter) -> Iterator[str]:
     """The stream's deltas, with the usage it records (when it ends) added to the main role."""
     it = iter(stream)
     while True:
-        before = meter.meter.total
-        try:
-            delta = next(it)
-        except StopIteration:
-            return
-        finally:
-            meter.tally.add(meter.meter.total - before, 0)
+        with metered() as spent:
+            try:
+                delta = next(it)
+            except StopIteration:
+                return
+            finally:
+                meter.tally.add(spent.total, 0)
         yield delta
 
 

@@ -153,5 +153,8 @@ SELECTOR_USER = (
 )
 """the selector's task over the final candidates"""
 
+SELECTOR_PREFIX = "Choice: Response"
+"""assistant prefill of the selector call with `refine.select_prefill` (a small model then writes the
+number right away)"""
 RESPONSE_BLOCK = "Response {n}:\n{solution}"
 """one candidate in the selector prompt"""

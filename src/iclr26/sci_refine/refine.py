@@ -21,16 +21,19 @@ and the selector are plain calls of the main model.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from iclr26.core.config import ConfigError
+from iclr26.core.errors import UserError
 from iclr26.core.jsontext import json_objects
 from iclr26.core.llm.base import ChatModel, LLMError, Message
-from iclr26.core.llm.usage import Usage
+from iclr26.core.llm.usage import Usage, metered
 from iclr26.core.validation import check_int
 from iclr26.sci_refine import prompts
 from iclr26.sci_refine.explicit_rag import ExplicitRAG
@@ -82,13 +85,13 @@ def plain_solver(model: ChatModel, max_tokens: int = 512, temperature: float = 0
     """No retrieval: one chat call per task (the build-up's baseline row)."""
 
     def solve(user_text: str, seed: int) -> Attempt:
-        before = model.usage.total
         messages: list[Message] = [
             {"role": "system", "content": prompts.SOLVER_SYSTEM},
             {"role": "user", "content": user_text},
         ]
-        (c,) = model.chat(messages, n=1, temperature=temperature, max_tokens=max_tokens, seed=seed)
-        return Attempt(c.text, usage=model.usage.total - before)
+        with metered() as spent:  # this call's usage, whatever other threads send the model meanwhile
+            (c,) = model.chat(messages, n=1, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return Attempt(c.text, usage=spent.total)
 
     return solve
 
@@ -137,12 +140,19 @@ class RefineConfig:
     """completion tokens of an evaluator call"""
     select_max_tokens: int = 256
     """completion tokens of the selector call"""
+    select_prefill: bool = False
+    """prefill the selector's reply with 'Choice: Response' (`prompts.SELECTOR_PREFIX`), so the number
+    is its first token; off: the selector checks each response first, as in the paper"""
+    parallel_calls: int = 1
+    """reasoning calls of one stage sent at once (the proposers, the correctors, the HSR anchors); each
+    keeps its seed, so the candidates are those of 1 (one after another)"""
 
     def __post_init__(self) -> None:
         check_int("proposers", self.proposers, 1, 20)
         check_int("qair_rounds", self.qair_rounds, 1, 10)
         check_int("eval_max_tokens", self.eval_max_tokens, 1)
         check_int("select_max_tokens", self.select_max_tokens, 1)
+        check_int("parallel_calls", self.parallel_calls, 1, 64)
         if self.hsr and self.proposers < 2:
             raise ConfigError("hsr needs at least 2 proposers (the anchor and a reference)")
 
@@ -262,23 +272,68 @@ class Refiner:
 
     def run(self, query: str, seed: int = 0) -> RefineResult:
         """Answer `query`; calls are seeded from `seed` (one seed per call)."""
-        cfg, res = self.config, RefineResult()
+        res = RefineResult()
         seeds = iter(range(seed * 1000, seed * 1000 + 1000))
+        call = self._caller(res, seeds)
+        task = prompts.PROPOSER_USER.format(query=query)
+        candidates = self._stage("proposer", [task] * self.config.proposers, res, seeds)
+        res.stages["proposals"] = candidates
+        return self._after_proposals(query, candidates, res, seeds, call)
+
+    def refine(self, query: str, candidates: Sequence[str], seed: int = 0) -> RefineResult:
+        """The stages after the proposers (corrector, HSR, QAIR, selector) on a given pool of candidates
+        (e.g. a scripted proposers' pool of known quality); seeded from `seed` like `run`."""
+        if not candidates:
+            raise UserError("refine needs at least one candidate")
+        if self.config.hsr and len(candidates) < 2:
+            raise UserError("hsr needs at least 2 candidates (the anchor and a reference)")
+        res = RefineResult()
+        seeds = iter(range(seed * 1000, seed * 1000 + 1000))
+        res.stages["proposals"] = list(candidates)
+        return self._after_proposals(query, list(candidates), res, seeds, self._caller(res, seeds))
+
+    def _caller(self, res: RefineResult, seeds: Iterator[int]) -> Callable[[str, str], str]:
+        """One reasoning call of a stage, recorded in `res` with the next seed."""
 
         def call(stage: str, user_text: str) -> str:
             attempt = self.solve(user_text, next(seeds))
             res.attempts.append((stage, attempt))
             return attempt.text
 
-        candidates = [
-            call("proposer", prompts.PROPOSER_USER.format(query=query)) for _ in range(cfg.proposers)
-        ]
-        res.stages["proposals"] = candidates
+        return call
+
+    def _stage(self, stage: str, tasks: Sequence[str], res: RefineResult, seeds: Iterator[int]) -> list[str]:
+        """One stage's independent reasoning calls, `parallel_calls` at a time; seeds are drawn in task
+        order and attempts recorded in task order, so the result does not depend on the parallelism."""
+        assigned = [next(seeds) for _ in tasks]
+        workers = min(self.config.parallel_calls, len(tasks))
+        if workers <= 1:
+            attempts = [self.solve(t, s) for t, s in zip(tasks, assigned, strict=True)]
+        else:  # each call runs in a copy of this context, so the cell's usage meters see it
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [
+                    pool.submit(contextvars.copy_context().run, self.solve, t, s)
+                    for t, s in zip(tasks, assigned, strict=True)
+                ]
+                attempts = [f.result() for f in futures]
+        res.attempts.extend((stage, a) for a in attempts)
+        return [a.text for a in attempts]
+
+    def _after_proposals(
+        self,
+        query: str,
+        candidates: list[str],
+        res: RefineResult,
+        seeds: Iterator[int],
+        call: Callable[[str, str], str],
+    ) -> RefineResult:
+        cfg = self.config
         if cfg.corrector:
-            candidates = [call("corrector", self._correct(query, c)) for c in candidates]
+            candidates = self._stage("corrector", [self._correct(query, c) for c in candidates], res, seeds)
             res.stages["corrected"] = candidates
         if cfg.hsr:
-            candidates = [call("hsr", hsr_prompt(query, candidates, i)) for i in range(len(candidates))]
+            tasks = [hsr_prompt(query, candidates, i) for i in range(len(candidates))]
+            candidates = self._stage("hsr", tasks, res, seeds)
             res.stages["hsr"] = candidates
         if cfg.qair:
             candidates = self._qair(query, candidates, call, res, seeds)
@@ -345,11 +400,17 @@ class Refiner:
             {"role": "system", "content": prompts.SOLVER_SYSTEM},
             {"role": "user", "content": prompts.SELECTOR_USER.format(query=query, responses=responses)},
         ]
+        prefix = prompts.SELECTOR_PREFIX if self.config.select_prefill else None
         try:
             (c,) = self.model.chat(
-                messages, n=1, temperature=0.0, max_tokens=self.config.select_max_tokens, seed=seed
+                messages,
+                n=1,
+                temperature=0.0,
+                max_tokens=self.config.select_max_tokens,
+                seed=seed,
+                prefix=prefix,
             )
-            reply = c.text
+            reply = (prefix or "") + c.text
         except LLMError as e:
             reply = f"[selector call failed: {e}]"
         choice = parse_choice(reply, len(candidates))

@@ -194,7 +194,8 @@ class Bench:
             return self._models[key]
 
 
-def _fixed_answer(arm: Arm, q: Question) -> str:
+def fixed_answer(arm: Arm, q: Question) -> str:
+    """The answer of a reference arm (oracle, null, floor) to `q`, from its `answer` param."""
     kind = arm.params["answer"]
     if kind == "gold":
         return f"Answer: {q.gt}"
@@ -213,7 +214,7 @@ def measure(bench: Bench, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, An
     record: dict[str, Any] = {"needs_retrieval": q.needs_retrieval, "answer_type": q.answer_type, "gt": q.gt}
     if arm.role in ("oracle", "null", "floor"):
         with metered() as meter:
-            g = grade(q, _fixed_answer(arm, q), judge())
+            g = grade(q, fixed_answer(arm, q), judge())
         steps = search_calls = injections = 0
         found: list[str] = []
         fallback, injection = False, None
@@ -398,6 +399,14 @@ def run(cfg: SciRefineConfig, ctx: RunContext) -> Report:
     every question (`core.study.run_study`: resumable from `cells.jsonl`; `--parallel threads --jobs k`
     answers k at once)."""
     questions, passages = _questions(cfg, ctx)
+    if cfg.experiment == "pools":
+        from iclr26.sci_refine.pool_study import pools_study  # it imports this module's reference arms
+
+        return run_study(pools_study(cfg, questions), ctx).report
+    if cfg.experiment == "streams":
+        from iclr26.sci_refine.stream_study import streams_study
+
+        return run_study(streams_study(cfg, passages), ctx).report
     return run_study(study(cfg, questions, passages), ctx).report
 
 

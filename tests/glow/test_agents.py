@@ -20,6 +20,7 @@ from iclr26.glow.agents import (
     ReflexionPlayer,
     nearest_valid,
     normalise,
+    send_command,
 )
 from iclr26.glow.env import BudgetExhausted, GameState
 
@@ -195,9 +196,10 @@ def memory_replies(kind: str, prompt: str) -> str:
 
 
 def glow_run(budget: int = 60, **changes: Any) -> tuple[Any, ScriptedModel, FourRooms]:
+    """GLoW on FourRooms; `remap` on unless changed (the solver says "unlok door")."""
     game = FourRooms(budget)
     model = ScriptedModel(memory_replies, game)
-    config = GLoWConfig(rollout_steps=8, **changes)
+    config = GLoWConfig(rollout_steps=8, **{"remap": True, **changes})
     result = GLoWPlayer(model, config).run(game, np.random.default_rng(0))
     return result, model, game
 
@@ -228,6 +230,34 @@ def test_normalise():
 
 def test_nearest_valid_breaks_ties_by_list_order():
     assert nearest_valid("zz", ["ab", "cd"]) == ("ab", True)
+
+
+@pytest.mark.parametrize(
+    ("generated", "remap", "expected"),
+    [
+        ("Take the key.", False, ("take key", False)),  # equal after normalise: the valid spelling
+        ("Take the key.", True, ("take key", False)),
+        ("unlok door", False, ("unlok door", True)),  # off the list: sent as generated
+        ("unlok door", True, ("unlock door with key", True)),  # off the list: remapped
+        ("dance\n wildly", False, ("dance wildly", True)),  # one line
+    ],
+)
+def test_send_command_remaps_only_when_asked(generated, remap, expected):
+    assert send_command(generated, ["north", "unlock door with key", "take key"], remap) == expected
+
+
+def test_send_command_without_a_valid_list_keeps_the_command():
+    assert send_command("xyzzy", [], False) == ("xyzzy", False)
+    assert send_command("xyzzy", [], True) == ("xyzzy", False)
+
+
+def test_glow_without_remap_sends_the_typo_and_stalls_at_the_key():
+    # the paper's soft constraint (the default): "unlok door" goes to the game, which does nothing
+    result, _, _ = glow_run(budget=60, remap=False)
+    assert GLoWConfig().remap is False and ReActConfig().remap is False
+    assert result.max_score == 5 and result.remapped > 0
+    sent = [e for e in result.transcript if e["kind"] == "step" and e["action"] == "unlok door"]
+    assert sent and all(e["generated"] is None and e["reward"] == 0 for e in sent)
 
 
 # -- parsers ----------------------------------------------------------------------------------
@@ -363,7 +393,9 @@ def test_global_selection_restores_the_argmax_of_align():
         return memory_replies(kind, prompt)
 
     game = FourRooms(40)
-    result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(game, random.Random(0))
+    result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4, remap=True)).run(
+        game, random.Random(0)
+    )
     restores = [e for e in result.transcript if e["kind"] == "restore"]
     assert restores[0]["score"] == 0 and "start state" in restores[0]["reason"]
     assert any("align_LLM rated it" in e["reason"] and e["score"] >= 5 for e in restores[1:])
@@ -377,7 +409,7 @@ def test_a_reply_without_an_action_becomes_the_next_observation():
 
     game = FourRooms(20)
     model = ScriptedModel(replies, game)
-    result = GLoWPlayer(model, GLoWConfig(rollout_steps=6)).run(game, random.Random(0))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=6, remap=True)).run(game, random.Random(0))
     (first, second) = [(p, used) for k, p, used in model.calls if k == "policy"][:2]
     assert first[1] == second[1] == 0  # no env step between the two calls
     assert P.NO_ACTION in second[0] and "You are in the hall" in second[0]
@@ -390,7 +422,7 @@ def test_a_reply_without_an_action_becomes_the_next_observation():
 def test_unreadable_memory_replies_fall_back_without_stepping():
     game = FourRooms(40)
     model = ScriptedModel(lambda k, p: solver(p) if k == "policy" else "no idea, sorry", game)
-    result = GLoWPlayer(model, GLoWConfig(rollout_steps=5)).run(game, random.Random(1))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=5, remap=True)).run(game, random.Random(1))
     assert result.failures.get("global", 0) >= 1 and result.failures.get("reflect", 0) >= 1
     assert game.steps_used == 40 and result.max_score == 20
 
@@ -398,7 +430,9 @@ def test_unreadable_memory_replies_fall_back_without_stepping():
 def test_a_model_that_never_answers_stops_without_spending_steps():
     game = FourRooms(30)
     model = ScriptedModel(lambda k, p: "Hmm, that is a really interesting question to think about.", game)
-    result = GLoWPlayer(model, GLoWConfig(rollout_steps=2, n_rollouts=1)).run(game, random.Random(0))
+    result = GLoWPlayer(model, GLoWConfig(rollout_steps=2, n_rollouts=1, remap=True)).run(
+        game, random.Random(0)
+    )
     assert result.stop_reason == "no_progress" and game.steps_used == 0 and result.curve == [(0, 0)]
     assert result.calls["policy"] == 2 * GLoWConfig().max_idle_iterations
 
@@ -426,7 +460,7 @@ def test_run_result_as_dict():
 def test_react_plays_episodes_at_the_same_budget():
     game = FourRooms(30)
     model = ScriptedModel(memory_replies, game)
-    result = ReActPlayer(model, ReActConfig(episode_steps=8)).run(game, random.Random(0))
+    result = ReActPlayer(model, ReActConfig(episode_steps=8, remap=True)).run(game, random.Random(0))
     assert game.steps_used == 30 and set(result.calls) == {"policy"} and result.max_score == 20
     assert game.resets >= 3 and "Thought:" in model.calls[0][1]
     assert result.agent == "react"
@@ -471,7 +505,7 @@ def test_glow_on_a_generated_textworld_game(request):
                 return f"Action: {listed.split(', ')[0]}"
             return memory_replies(kind, prompt)
 
-        result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4)).run(
+        result = GLoWPlayer(ScriptedModel(replies, game), GLoWConfig(rollout_steps=4, remap=True)).run(
             game, random.Random(0)
         )
         assert game.steps_used == result.steps_used <= 12 and result.curve[-1][0] <= 12

@@ -37,6 +37,8 @@ def test_spec_name_and_settings():
     }  # fmt: skip
     assert GameSpec("coin_collector", 3, 0).challenge_settings() == {"level": 105}
     assert GameSpec("treasure_hunter", 5, 0).challenge_settings() == {"level": 25}
+    assert GameSpec("coin_collector", 7, 0).challenge_settings() == {"level": 230}
+    assert GameSpec("cooking", 7, 0).challenge_settings()["recipe"] == 5
 
 
 @pytest.mark.parametrize(
@@ -44,7 +46,7 @@ def test_spec_name_and_settings():
     [
         ({"kind": "zork", "level": 1, "seed": 0}, ("GameSpec.kind", "'zork'", "coin_collector")),
         ({"kind": "cooking", "level": 0, "seed": 0}, ("GameSpec.level", "0")),
-        ({"kind": "cooking", "level": 6, "seed": 0}, ("GameSpec.level", "6")),
+        ({"kind": "cooking", "level": 8, "seed": 0}, ("GameSpec.level", "8")),
         ({"kind": "cooking", "level": "2", "seed": 0}, ("GameSpec.level", "'2'")),
         ({"kind": "cooking", "level": True, "seed": 0}, ("GameSpec.level",)),
         ({"kind": "cooking", "level": 1, "seed": -1}, ("GameSpec.seed", "-1")),

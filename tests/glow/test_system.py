@@ -40,6 +40,9 @@ def test_smoke_runs_every_arm_within_budget_and_resumes_from_the_cells(tmp_path)
     assert summary.title == "Summary over games" and {row[0] for row in summary.rows} == arms
     validity = record.report.tables[2]
     assert validity.title.startswith("Suite validity") and [row[-1] for row in validity.rows] == ["valid"]
+    soft = next(t for t in record.report.tables if t.title == "The soft constraint per agent")
+    assert {row[0] for row in soft.rows} == {"glow", "react", "reflexion"}
+    assert {row[1] for row in soft.rows} == {"off"}  # the paper's default: commands sent as generated
     standard = next(t for t in record.report.tables if t.title.startswith("glow: every arm"))
     roles = {row[0]: row[1] for row in standard.rows}
     assert roles["random"] == "floor (random action)" and roles["noop"] == "floor (no-op)"
@@ -99,6 +102,24 @@ def test_the_claim_on_constructed_cells(tmp_path) -> None:
     assert [c.verdict for c in below] == ["uninformative", "uninformative"]  # no better than random
 
 
+def test_the_soft_constraint_table_counts_parse_failures_and_off_list_commands() -> None:
+    from iclr26.glow.system import soft_constraint_table
+
+    def run(agent: str, remap: bool, actions: int, failed: int, off: int) -> dict:
+        return {"agent": agent, "remap": remap, "llm_calls": 1, "actions": actions, "normalised": 0.5,
+                "policy_parse_failures": failed, "remapped": off}  # fmt: skip
+
+    runs = [run("glow", False, 8, 2, 4), run("glow", False, 2, 0, 0), run("glow", True, 10, 0, 9)]
+    runs.append({"agent": "random", "llm_calls": 0, "actions": 10, "remapped": 0, "normalised": 0.0})
+    table = soft_constraint_table(runs)
+    assert table is not None
+    assert table.rows == [
+        ["glow", "off", 2, 12, round(2 / 12, 3), 0.4, 0.5],
+        ["glow", "on", 1, 10, 0.0, 0.9, 0.5],
+    ]
+    assert soft_constraint_table(runs[-1:]) is None
+
+
 def test_bad_config_names_the_field() -> None:
     with pytest.raises(ConfigError, match="agents"):
         GlowConfig(agents=("alphago",))
@@ -108,6 +129,8 @@ def test_bad_config_names_the_field() -> None:
         GlowConfig(suite="huge")
     with pytest.raises(ConfigError, match="step_budget"):
         GlowConfig(step_budget=0)
+    with pytest.raises(ConfigError, match="remap"):
+        GlowConfig(remap="yes")  # type: ignore[arg-type]
 
 
 def test_the_validity_table_flags_a_game_the_oracle_cannot_win_or_null_wins() -> None:

@@ -6,8 +6,10 @@
 2. explore with multi-path advantage reflection (MAR): n = 3 rollouts in sequence from the restored
    state; after each, f_LLM(T_s, F) -> W_local, which conditions the next rollout;
 3. every rollout updates the frontier F (top-k by v(τ)) and every step the archive A (novelty test).
-The policy is Agent_LLM(s_t, h_t, W_local, T_s, F); its free-text command is mapped to the nearest
-valid action (`nearest_valid`, the soft constraint) and each remap is counted.
+The policy is Agent_LLM(s_t, h_t, W_local, T_s, F); its free-text command goes to the game as generated
+(the paper's soft constraint: the valid actions are listed in the prompt, and a command off that list
+spends its env step on the game's own "I don't understand"), or, with `remap` on, is mapped to the
+nearest valid action (`nearest_valid`). Either way each off-list command is counted.
 
 `ReActPlayer` (think, then act) and `ReflexionPlayer` (a reflection between episodes that conditions
 the next) play episodes of `episode_steps` at the same env-step budget.
@@ -87,6 +89,23 @@ def nearest_valid(action: str, valid: Sequence[str]) -> tuple[str, bool]:
     return valid[int(np.argmax(scores))], True
 
 
+def send_command(command: str, valid: Sequence[str], remap: bool) -> tuple[str, bool]:
+    """The command sent to the game for the generated `command`, and whether it was off the valid list.
+
+    A command equal to a valid action after `normalise` is sent as that action. Any other is off the
+    list: with `remap` it becomes the nearest valid action (`nearest_valid`); without, the paper's soft
+    constraint, it is sent as generated (one line) and the game answers it. With no valid list nothing
+    is off it.
+    """
+    if remap:
+        return nearest_valid(command, valid)
+    norm = normalise(command)
+    match = next((v for v in valid if normalise(v) == norm), None)
+    if match is not None or not valid:
+        return (match if match is not None else " ".join(command.split())), False
+    return " ".join(command.split()), True
+
+
 # -- configs ------------------------------------------------------------------------------------
 
 
@@ -134,6 +153,9 @@ class GLoWConfig:
     """W_global: select with g_LLM and align_LLM (off: a uniform draw from the archive)"""
     frontier: bool = True
     """the frontier F in prompts (off: no F in any prompt; g_LLM reads archived states instead)"""
+    remap: bool = False
+    """map each generated command to the nearest valid action (off, the paper: send it as generated);
+    in `iclr26 run glow` the run's `remap` sets it"""
 
     def __post_init__(self) -> None:
         _check_positive(
@@ -175,6 +197,9 @@ class ReActConfig:
     """observations are cut to this many characters in prompts"""
     max_idle_episodes: int = 3
     """stop after this many episodes in a row take no env step"""
+    remap: bool = False
+    """map each generated command to the nearest valid action (off, the paper: send it as generated);
+    in `iclr26 run glow` the run's `remap` sets it"""
 
     def __post_init__(self) -> None:
         _check_positive(
@@ -226,7 +251,7 @@ class RunResult:
     calls: dict[str, int]  # LLM calls per kind (policy, global, align, reflect, reflexion)
     parse_failures: int  # replies that could not be parsed (all kinds)
     failures: dict[str, int]  # parse failures per kind
-    remapped: int  # generated commands mapped to a different valid action
+    remapped: int  # generated commands off the valid list (remapped when `remap` is on, else sent as is)
     actions: int  # commands sent to the game
     stop_reason: str  # budget / no_progress
     transcript: list[dict[str, Any]] = field(default_factory=list)
@@ -275,6 +300,7 @@ class _Recorder:
         self.failures: dict[str, int] = {}
         self.remapped = 0
         self.actions = 0
+        self.remap = False  # set by the player from its config
 
     def ask(
         self, kind: str, prompt: str, max_tokens: int, temperature: float = 0.0, prefix: str | None = None
@@ -314,7 +340,7 @@ class _Recorder:
         The reply is started for the model: with "Action:" (the command directly), or, when `think`
         (ReAct), with "Thought:"; a thought that ends without a command is continued once with
         "Action:" after it, a second call of the same kind. Small models rarely keep a format
-        otherwise; the command itself is still free text, mapped to the nearest valid action.
+        otherwise; the command itself is still free text: `send_command` decides what goes to the game.
         """
         start = "Thought:" if think else "Action:"
         reply = _continued(start, self.ask(kind, prompt, max_tokens, temperature, prefix=start))
@@ -326,8 +352,8 @@ class _Recorder:
         if not parsed.ok:
             self.failed(kind, reply, parsed.error or "")
             return reply, parsed, None
-        action, remapped = nearest_valid(parsed.value or "", self.game.valid_actions())
-        self.remapped += remapped
+        action, off_list = send_command(parsed.value or "", self.game.valid_actions(), self.remap)
+        self.remapped += off_list
         return reply, parsed, action
 
     def turn(
@@ -432,6 +458,7 @@ class GLoWPlayer:
         cfg = self.config
         rng = np.random.default_rng(0) if rng is None else rng
         rec = _Recorder(self.model, game, self.name, rng)
+        rec.remap = cfg.remap
         obs0 = game.reset()
         s0 = game.get_state()
         rec.mark()
@@ -685,6 +712,7 @@ class ReActPlayer:
         cfg = self.config
         rng = np.random.default_rng(0) if rng is None else rng
         rec = _Recorder(self.model, game, self.name, rng)
+        rec.remap = cfg.remap
         stop, idle, first = "budget", 0, True
         while not _budget_spent(game):
             obs, used = game.reset(), game.steps_used

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from iclr26.core.config import ConfigError, run_llm_renames
-from iclr26.core.validation import check_in, check_int
+from iclr26.core.validation import check_in, check_int, check_interval
 from iclr26.glow.agents import GLoWConfig, ReActConfig, ReflexionConfig
 from iclr26.glow.drrn import QUICK, DRRNConfig
 from iclr26.glow.games import SUITES
@@ -22,6 +22,9 @@ step: the start state's score); and the suite's reference rows: the oracle plays
 walkthrough (must reach every max score), null only looks (none)."""
 REFERENCE_AGENTS: tuple[str, ...] = ("oracle", "null")
 LLM_AGENTS: tuple[str, ...] = ("glow", "react", "reflexion")
+EXPERIMENTS: tuple[str, ...] = ("agents", "structure")
+"""agents: the agents above play the games (the paper's comparison); structure: GLoW's memory structure
+with a scripted noisy-walkthrough policy in the LLM's place (`glow.structure`; its arms are fixed)"""
 ABLATIONS: tuple[str, ...] = ("no_mar", "no_global", "no_frontier", "no_all")
 """The paper's GLoW ablations: without MAR, without W_global, without F, without all three."""
 
@@ -32,6 +35,8 @@ class GlowConfig:
 
     RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
+    experiment: str = "agents"
+    """which experiment (EXPERIMENTS): the agents, or the memory structure without language"""
     suite: str = "demo"
     """generated TextWorld games (games.SUITES: smoke, demo, ablation, bench); empty: only `games`"""
     games: tuple[str, ...] = ()
@@ -58,8 +63,18 @@ class GlowConfig:
     """random steps per Go-Explore iteration (after each restore)"""
     random_episode_steps: int = 50
     """steps per episode of the random agent before it resets the game"""
+    walk_p: tuple[float, ...] = (0.1, 0.3, 0.5)
+    """experiment=structure: the noisy-walkthrough policy's probabilities of the walkthrough's command"""
+    remap: bool = False
+    """the LLM agents' generated commands mapped to the nearest valid action (off, the paper's soft
+    constraint: a command off the valid list goes to the game as generated and spends its step)"""
 
     def __post_init__(self) -> None:
+        check_in("experiment", self.experiment, EXPERIMENTS)
+        if not self.walk_p:
+            raise ConfigError("walk_p: name at least one probability")
+        for p in self.walk_p:
+            check_interval("walk_p", p, 0, 1)
         if self.suite:
             check_in("suite", self.suite, SUITES)
         if not self.suite and not self.games:
@@ -75,3 +90,5 @@ class GlowConfig:
         check_int("drrn_budget", self.drrn_budget, 1, unit="env steps")
         check_int("explore_steps", self.explore_steps, 1)
         check_int("random_episode_steps", self.random_episode_steps, 1)
+        if not isinstance(self.remap, bool):
+            raise ConfigError(f"remap must be true or false, got {self.remap!r}")

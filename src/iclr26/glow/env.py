@@ -145,12 +145,13 @@ class _TextWorldCommands:
     Z-machine state and logic state (TextWorld 1.7's `StateTracking._game_progression`).
     """
 
-    def __init__(self, path: Path, seed: int) -> None:
+    def __init__(self, path: Path, seed: int, policy: bool = False) -> None:
         import textworld
 
+        infos = textworld.EnvInfos(admissible_commands=True, policy_commands=policy)
         with warnings.catch_warnings():  # TextGame has already warned when the game is not scored
             warnings.filterwarnings("ignore", message=".*is not fully supported")
-            self._env = textworld.start(str(path), request_infos=textworld.EnvInfos(admissible_commands=True))
+            self._env = textworld.start(str(path), request_infos=infos)
         self._env.seed(seed)
         layer, self._tracker, self._zmachine = self._env, None, None
         while layer is not None:  # TWInform7 > StateTracking > Inform7Data > GameData > JerichoEnv
@@ -166,11 +167,18 @@ class _TextWorldCommands:
             self._zmachine.get_valid_actions = lambda *args, **kwargs: []
         self._at: tuple[str, ...] = ()
         self._commands: tuple[str, ...] = ()
+        self._policy: tuple[str, ...] = ()
         self._reset()
 
     def _reset(self) -> None:
         state = self._env.reset()
         self._at, self._commands = (), tuple(state["admissible_commands"] or ())
+        self._policy = tuple(state.get("policy_commands") or ())
+
+    def policy(self, actions: tuple[str, ...]) -> list[str]:
+        """TextWorld's winning policy after `actions` (empty unless asked for, or when none is left)."""
+        self.commands(actions)
+        return list(self._policy)
 
     def commands(self, actions: tuple[str, ...]) -> list[str]:
         """The admissible commands after `actions` (from reset), stepping only what is new."""
@@ -186,6 +194,7 @@ class _TextWorldCommands:
             self._at = actions
             if state is not None:
                 self._commands = tuple(state["admissible_commands"] or ())
+                self._policy = tuple(state.get("policy_commands") or ())
         return sorted(set(self._commands))
 
     def snapshot(self, actions: tuple[str, ...]) -> Any | None:
@@ -193,18 +202,19 @@ class _TextWorldCommands:
         if self._at != actions or self._tracker is None or self._zmachine is None:
             return None
         tracker = self._tracker
-        return (self._zmachine.get_state(), tracker._game_progression.copy(), tracker._moves, self._commands)
+        progression = tracker._game_progression.copy()
+        return (self._zmachine.get_state(), progression, tracker._moves, self._commands, self._policy)
 
     def restore(self, actions: tuple[str, ...], snapshot: Any | None) -> None:
         """Put it at `actions`: from `snapshot` when given, else lazily by replay at the next query."""
         if snapshot is None:
             return  # `commands` replays from reset (or from a common prefix) when next asked
-        zstate, progression, moves, commands = snapshot
+        zstate, progression, moves, commands, policy = snapshot
         self._zmachine.set_state(zstate)
         self._tracker._game_progression = progression.copy()  # the snapshot stays reusable
         self._tracker._moves = moves
         self._tracker._last_action = None
-        self._at, self._commands = actions, commands
+        self._at, self._commands, self._policy = actions, commands, policy
 
     def close(self) -> None:
         self._env.close()
@@ -225,6 +235,9 @@ class TextGame:
         Where `valid_actions()` comes from (see the module docstring). "auto": "textworld" when the
         game's `.json` logic is beside it, else "jericho" when Jericho knows the game and spaCy's model
         is installed, else "template".
+    walkthrough : bool, default False
+        Track TextWorld's winning policy from the current state (`walkthrough_from_here`; "textworld"
+        games only). Off by default: the tracking costs time on every step of the private env.
     """
 
     def __init__(
@@ -233,6 +246,7 @@ class TextGame:
         step_budget: int | None = None,
         seed: int = 0,
         valid_actions: str = "auto",
+        walkthrough: bool = False,
     ) -> None:
         self.path = check_game_file(path)
         self.step_budget = check_int("step_budget", step_budget, 0, unit="env steps", optional=True)
@@ -257,8 +271,12 @@ class TextGame:
                 stacklevel=2,
             )
         self.valid_actions_source = self._pick_source(valid_actions)
+        if walkthrough and self.valid_actions_source != "textworld":
+            raise GameError(f"{self.path.name}: a walkthrough from any state needs a TextWorld game's logic")
         self._textworld = (
-            _TextWorldCommands(self.path, self.seed) if self.valid_actions_source == "textworld" else None
+            _TextWorldCommands(self.path, self.seed, policy=walkthrough)
+            if self.valid_actions_source == "textworld"
+            else None
         )
         self._jericho_cache: OrderedDict[tuple[str, ...], list[str]] = OrderedDict()
         self._steps_used = 0
@@ -368,6 +386,17 @@ class TextGame:
         self._score, self._moves, self._obs = state.score, state.moves, state.observation
         if self._textworld is not None:
             self._textworld.restore(state.actions, state._textworld)
+
+    def state_hash(self) -> str:
+        """Jericho's world-state hash of the current state (free; `get_state().hash` without the copy)."""
+        return str(self._env.get_world_state_hash())
+
+    def walkthrough_from_here(self) -> list[str]:
+        """TextWorld's winning policy from the current state, as commands (free; [] once won, or when
+        the game was not opened with `walkthrough=True`)."""
+        if self._textworld is None:
+            return []
+        return self._textworld.policy(tuple(self._actions))
 
     def valid_actions(self) -> list[str]:
         """Valid actions in the current state, sorted and deduplicated (free)."""

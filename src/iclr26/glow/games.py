@@ -16,7 +16,13 @@ level  coin_collector (`--level`)    treasure_hunter (`--level`)         cooking
 3      105: 10 rooms (5 dead ends)   12: medium, 10 rooms, doors/boxes   2/2/6, open cut
 4      110: 20 rooms (10 dead ends)  18: medium, 10 rooms, longer quest  3/3/9, open cook cut
 5      215: 45 rooms (30 dead ends)  25: hard, 20 rooms, locked doors    4/4/12, open cook cut
+6      125: quest length 25          28: hard, 20 rooms, locked doors    4/4/12, open cook cut drop
+7      230: quest length 30          30: hard, the longest quest         5/5/12, open cook cut drop
 =====  ============================  ==================================  ================================
+
+Levels 5-7 are the hard-exploration games (issue 60): TextWorld levels 25-30 of coin collector (the
+quest's length in rooms; 1xx adds dead ends, 2xx more of them) and treasure hunter, and cooking with 4-5
+ingredients to find (level 4: 3).
 
 cooking: `--recipe` ingredients, `--take` of them to find, `--go` rooms; skills `--open`, `--cook`, `--cut`.
 """
@@ -38,17 +44,19 @@ from iclr26.glow.env import GameError
 __all__ = ["KINDS", "LEVELS", "SUITES", "GameSpec", "default_games_dir", "make_game", "suite"]
 
 KINDS = ("treasure_hunter", "coin_collector", "cooking")  # TextWorld challenges tw-<kind>
-LEVELS = (1, 2, 3, 4, 5)
+LEVELS = (1, 2, 3, 4, 5, 6, 7)
 
 # Our level -> the challenge's settings (see the table in the module docstring).
-_COIN_COLLECTOR_LEVEL = {1: 2, 2: 5, 3: 105, 4: 110, 5: 215}
-_TREASURE_HUNTER_LEVEL = {1: 1, 2: 5, 3: 12, 4: 18, 5: 25}
+_COIN_COLLECTOR_LEVEL = {1: 2, 2: 5, 3: 105, 4: 110, 5: 215, 6: 125, 7: 230}
+_TREASURE_HUNTER_LEVEL = {1: 1, 2: 5, 3: 12, 4: 18, 5: 25, 6: 28, 7: 30}
 _COOKING = {  # level -> (recipe, take, go, skills)
     1: (1, 1, 1, ()),
     2: (2, 1, 1, ("open",)),
     3: (2, 2, 6, ("open", "cut")),
     4: (3, 3, 9, ("open", "cook", "cut")),
     5: (4, 4, 12, ("open", "cook", "cut")),
+    6: (4, 4, 12, ("open", "cook", "cut", "drop")),
+    7: (5, 5, 12, ("open", "cook", "cut", "drop")),
 }
 
 
@@ -57,7 +65,7 @@ class GameSpec:
     """One generated game: a TextWorld challenge `kind`, our difficulty `level` (1-5) and a `seed`."""
 
     kind: str  # one of KINDS
-    level: int  # 1 (tiny) .. 5 (large); see the level table
+    level: int  # 1 (tiny) .. 7 (hard exploration); see the level table
     seed: int  # TextWorld's global generation seed, 0 <= seed < 2**31
 
     def __post_init__(self) -> None:
@@ -101,6 +109,15 @@ SUITES: dict[str, tuple[GameSpec, ...]] = {
         GameSpec("treasure_hunter", 4, 1),
         GameSpec("cooking", 2, 1),
         GameSpec("cooking", 3, 1),
+    ),
+    # Hard exploration (issue 60): TextWorld treasure hunter level 25, coin collector level 125 (a
+    # 25-room quest among dead ends) and cooking with 3 ingredients in 9 rooms. At 1,000 env steps
+    # random play and uniform Go-Explore score 0 on the first two; on cooking (dense scores) 0.27 and
+    # 0.30 (benchmarks/glow/results/glow_bench_hard.json).
+    "hard": (
+        GameSpec("treasure_hunter", 5, 1),
+        GameSpec("coin_collector", 6, 1),
+        GameSpec("cooking", 4, 1),
     ),
 }
 

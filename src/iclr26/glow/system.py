@@ -86,7 +86,11 @@ def study(cfg: GlowConfig, paths: Sequence[Path]) -> Study:
 
 def run(cfg: GlowConfig, ctx: RunContext) -> Report:
     """Generate the games, then run the study (`core.study.run_study`: resumable from `cells.jsonl`,
-    `--jobs` cells at once), tabulate, draw."""
+    `--jobs` cells at once), tabulate, draw. `experiment=structure` runs `glow.structure`'s study."""
+    if cfg.experiment == "structure":
+        from iclr26.glow.structure import structure_study
+
+        return run_study(structure_study(cfg, _game_paths(cfg)), ctx).report
     return run_study(study(cfg, _game_paths(cfg)), ctx).report
 
 
@@ -121,11 +125,13 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
             drrn_cfg = dataclasses.replace(cfg.drrn, seed=seed)
             result = train_drrn(game, drrn_cfg, ctx.checkpoint_dir / f"drrn-{path.stem}-s{seed}", budget)
         elif agent == "react":
-            result = ReActPlayer(model, cfg.react).run(game, rng)
+            result = ReActPlayer(model, dataclasses.replace(cfg.react, remap=cfg.remap)).run(game, rng)
         elif agent == "reflexion":
-            result = ReflexionPlayer(model, cfg.reflexion).run(game, rng)
+            reflexion_cfg = dataclasses.replace(cfg.reflexion, remap=cfg.remap)
+            result = ReflexionPlayer(model, reflexion_cfg).run(game, rng)
         else:
-            glow_cfg = dataclasses.replace(cfg.glow, **ABLATION_SWITCHES.get(agent, {}))
+            switches = {**ABLATION_SWITCHES.get(agent, {}), "remap": cfg.remap}
+            glow_cfg = dataclasses.replace(cfg.glow, **switches)
             result = GLoWPlayer(model, glow_cfg).run(game, rng)
     row = {
         "agent": _run_label(agent),
@@ -141,6 +147,8 @@ def _one_run(agent: str, path: Path, seed: int, cfg: GlowConfig, ctx: RunContext
         "remapped": int(getattr(result, "remapped", 0)),
         "actions": int(getattr(result, "actions", result.steps_used)),
         "parse_failures": int(getattr(result, "parse_failures", 0)),
+        "policy_parse_failures": int(getattr(result, "failures", {}).get("policy", 0)),
+        "remap": bool(cfg.remap),
         "seconds": round(time.perf_counter() - started, 2),
     }
     transcript = getattr(result, "transcript", None)
@@ -193,13 +201,45 @@ def _score_table(runs: list[dict]) -> Table:
             )
     cols = ["game", "agent", "seeds", "max score (mean ± sd)", "game max", "normalised"]
     cols += ["env steps to the game max (runs that got there)", "env steps"]
-    cols += ["LLM calls", "tokens", "remapped share", "seconds"]
+    cols += ["LLM calls", "tokens", "off-list share", "seconds"]
     caption = (
         "max score: the best game score reached at any step of the run; env steps to the game max: the "
-        "mean, over the runs that reached it, of the first step at the game's max score; remapped share: "
-        "generated commands mapped to the nearest valid action (the soft constraint)"
+        "mean, over the runs that reached it, of the first step at the game's max score; off-list share: "
+        "generated commands not on the valid list (remapped to the nearest valid action with remap on, "
+        "sent as generated with it off)"
     )
     return Table("Max score per game and agent", cols, rows, caption=caption)
+
+
+def soft_constraint_table(runs: list[dict]) -> Table | None:
+    """Per LLM agent and remap setting: how often the policy's reply had no command (parse failure,
+    no env step) and how often its command was off the valid list (remapped, or sent as generated)."""
+    rows = []
+    llm = [r for r in runs if r.get("llm_calls", 0) > 0]
+    for agent in dict.fromkeys(r["agent"] for r in llm):
+        for remap in dict.fromkeys(bool(r.get("remap", True)) for r in llm if r["agent"] == agent):
+            mine = [r for r in llm if r["agent"] == agent and bool(r.get("remap", True)) == remap]
+            failed = sum(r.get("policy_parse_failures", 0) for r in mine)
+            sent = sum(r["actions"] for r in mine)
+            off = sum(r["remapped"] for r in mine)
+            rows.append(
+                [
+                    *(agent, "on" if remap else "off", len(mine), sent + failed),
+                    round(failed / max(sent + failed, 1), 3),
+                    round(off / max(sent, 1), 3),
+                    round(float(np.mean([r["normalised"] for r in mine])), 3),
+                ]
+            )
+    if not rows:
+        return None
+    cols = ["agent", "remap", "runs", "policy replies", "parse-fail share", "off-list share", "normalised"]
+    caption = (
+        "parse-fail share: policy replies with no readable command (no env step), over all policy "
+        "replies; off-list share: commands sent that were not on the valid list, over commands sent "
+        "(remap on: each was mapped to the nearest valid action; off, the paper's soft constraint: each "
+        "went to the game as generated)"
+    )
+    return Table("The soft constraint per agent", cols, rows, caption=caption)
 
 
 def _summary(runs: list[dict]) -> tuple[Table, dict[str, np.ndarray]]:
@@ -310,6 +350,9 @@ def _views(cfg: GlowConfig, result: StudyResult, ctx: RunContext) -> Report:
     validity = _validity_table(runs)
     if validity is not None:
         tables.append(validity)
+    soft = soft_constraint_table(runs)
+    if soft is not None:
+        tables.append(soft)
     if cfg.ablations:
         tables.append(_ablation_table(per_agent, runs))
     figures = [score_curves(runs, ctx.out_dir / "curves.png")]

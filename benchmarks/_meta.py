@@ -32,9 +32,12 @@ def provenance() -> dict:
     }
 
 
-def run_preset_benchmark(system, results_dir: Path, stem: str, description: str) -> None:
+def run_preset_benchmark(
+    system, results_dir: Path, stem: str, description: str, sets: tuple[str, ...] = ()
+) -> None:
     """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`; saves
-    `results_dir/<stem>_<preset>[_<tag>].json` with the tables, claim check and provenance."""
+    `results_dir/<stem>_<preset>[_<tag>].json` with the tables, claim check and provenance. `sets`
+    are this benchmark's own `k=v` changes, applied before the command line's (which win)."""
     if not torch.cuda.is_available():  # Triton kernels (dash, laplacianformer) run in its interpreter
         os.environ.setdefault("TRITON_INTERPRET", "1")
     from iclr26.core.config import parse_overrides
@@ -46,7 +49,7 @@ def run_preset_benchmark(system, results_dir: Path, stem: str, description: str)
     ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
     ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
     ap.add_argument("--llm", default="auto", help="the run's model: auto, embedded, http or hf:PATH")
-    args = ap.parse_args()
+    args = ap.parse_args([a for kv in sets for a in ("--set", kv)] + sys.argv[1:])
     overrides = parse_overrides(args.overrides)
     record, run_dir = run_system(system, args.preset, overrides, out=args.out, llm=args.llm)
     save_preset_result(record, run_dir, results_dir, stem, args.preset, args.tag)

@@ -29,7 +29,6 @@ SIZES = [
 ]
 
 if __name__ == "__main__":
-    sys.argv[1:1] = [a for s in SIZES for a in ("--set", s)]  # later --set on the command line win
     run_preset_benchmark(
-        SYSTEM, Path(__file__).parent / "results", "sci_refine_pools", __doc__.splitlines()[0]
+        SYSTEM, Path(__file__).parent / "results", "sci_refine_pools", __doc__.splitlines()[0], tuple(SIZES)
     )

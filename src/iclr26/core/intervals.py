@@ -25,6 +25,10 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    if k == 0:  # the bounds are exactly 0 and 1 there; the float formula leaves ~1e-17
+        return 0.0, min(1.0, centre + half)
+    if k == n:
+        return max(0.0, centre - half), 1.0
     return max(0.0, centre - half), min(1.0, centre + half)
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,29 +34,36 @@ def _sample(pid: int, root: Path) -> dict[str, float]:
     }
 
 
-@pytest.fixture(scope="module")
-def measured(tmp_path_factory):
-    """Every mode run at once for 4 s with its fault from 0.5 s; the growth of each measure."""
+@contextmanager
+def _every_mode(tmp_path_factory, prefix: str, fault_at: float, env: dict[str, str] | None = None):
+    """Every mode's service started at once, each in its own folder, yielded once each has written
+    its pid file: {mode: (folder, process)}; all are killed on exit."""
     procs = {}
-    for mode in (*ANOMALIES, "healthy"):
-        root = tmp_path_factory.mktemp(mode)
-        (root / "server.py").write_text(server_source(mode, fault_at=0.5))
-        env = {**os.environ, "ICLR26_FAULT_AT": "0.5"}
-        procs[mode] = (root, subprocess.Popen([sys.executable, "server.py"], cwd=root, env=env))
     try:
+        for mode in (*ANOMALIES, "healthy"):
+            root = tmp_path_factory.mktemp(f"{prefix}{mode}")
+            (root / "server.py").write_text(server_source(mode, fault_at=fault_at))
+            procs[mode] = (root, subprocess.Popen([sys.executable, "server.py"], cwd=root, env=env))
         for root, _ in procs.values():
             for _ in range(200):
                 if (root / "var" / "app.pid").exists():
                     break
                 time.sleep(0.05)
-        time.sleep(0.3)
-        before = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
-        time.sleep(4.0)
-        after = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
+        yield procs
     finally:
         for _, p in procs.values():
             p.kill()
             p.wait()
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """Every mode run at once for 4 s with its fault from 0.5 s; the growth of each measure."""
+    with _every_mode(tmp_path_factory, "", 0.5, {**os.environ, "ICLR26_FAULT_AT": "0.5"}) as procs:
+        time.sleep(0.3)
+        before = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
+        time.sleep(4.0)
+        after = {m: _sample(p.pid, r) for m, (r, p) in procs.items()}
     growth = {m: {k: after[m][k] - before[m][k] for k in after[m]} for m in procs}
     return growth, {m: r for m, (r, _) in procs.items()}
 
@@ -110,17 +118,7 @@ def test_an_unknown_mode_is_refused():
 @pytest.fixture(scope="module")
 def before_onset(tmp_path_factory):
     """Every mode run at once with its fault far off (60 s): what a look before the onset shows."""
-    procs = {}
-    for mode in (*ANOMALIES, "healthy"):
-        root = tmp_path_factory.mktemp(f"static-{mode}")
-        (root / "server.py").write_text(server_source(mode, fault_at=60.0))
-        procs[mode] = (root, subprocess.Popen([sys.executable, "server.py"], cwd=root))
-    try:
-        for root, _ in procs.values():
-            for _ in range(200):
-                if (root / "var" / "app.pid").exists():
-                    break
-                time.sleep(0.05)
+    with _every_mode(tmp_path_factory, "static-", 60.0) as procs:
         time.sleep(1.5)
         seen = {}
         for mode, (root, p) in procs.items():
@@ -130,10 +128,6 @@ def before_onset(tmp_path_factory):
             environ = Path(f"/proc/{p.pid}/environ").read_bytes().decode(errors="replace")
             seen[mode] = {"files": files, "fds": len(os.listdir(f"/proc/{p.pid}/fd")), "threads": threads,
                           "rss_mib": _sample(p.pid, root)["rss_mib"], "environ": environ}  # fmt: skip
-    finally:
-        for _, p in procs.values():
-            p.kill()
-            p.wait()
     return seen
 
 

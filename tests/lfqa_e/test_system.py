@@ -17,7 +17,7 @@ from iclr26.lfqa_e.config import LFQAConfig
 from iclr26.lfqa_e.data import Comparison
 from iclr26.lfqa_e.judges import JudgeConfig, pair_prompt
 from iclr26.lfqa_e.system import FLOORS, Bench, _claims, measure, split_by_question, study
-from tests.core.llm.json_server import ChatStub, serve
+from tests.core.llm.json_server import ChatStub, point_llm_at, serve
 
 
 def _table(record, prefix):
@@ -131,9 +131,7 @@ def test_the_judges_verdict_follows_its_answers(right, verdict, tmp_path, monkey
     settings = {"n_questions": "16", "pairs_per_question": "2", "judge_items": "0",
                 "metrics": "rouge1,judge_pairwise", "n_boot": "20"}  # fmt: skip
     with serve(handler) as url:
-        monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
-        for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
-            monkeypatch.delenv(var, raising=False)
+        point_llm_at(monkeypatch, url)
         record, run_dir = run_system(SYSTEM, "smoke", settings, out=tmp_path / "run")
     _, test = _comparisons(16)
     assert len(handler.requests) == 2 * len(test)

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from iclr26.core.errors import UserError
-from iclr26.core.ledger import CELLS_FILE
-from iclr26.core.runner import run_system
-from iclr26.sci_refine import SYSTEM, dataset
+from iclr26.sci_refine import dataset
 from iclr26.sci_refine.grading import grade
 from iclr26.sci_refine.pools import perturbable, scripted_pool, wrong_answers
 from iclr26.sci_refine.refine import RefineConfig, Refiner
-from tests.core.llm.json_server import ChatStub, serve
+from tests.core.llm.json_server import ChatStub
+from tests.sci_refine.stub_run import cell_metrics, run_on_stub
 from tests.sci_refine.test_refine import RecordingSolver, ScriptedJudge
 
 QSET = dataset.build(12, 0, 5)
@@ -92,13 +91,8 @@ def _stub(hsr_right: bool) -> type[ChatStub]:
 def _run(handler, tmp_path, monkeypatch):
     settings = {"experiment": "pools", "n_questions": "12", "n_distractors": "5", "pools.n_questions": "3",
                 "pools.p": "[0.34,0.67]"}  # fmt: skip
-    with serve(handler) as url:
-        monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
-        for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
-            monkeypatch.delenv(var, raising=False)
-        record, run_dir = run_system(SYSTEM, "smoke", settings, out=tmp_path / "run")
-    cells = [json.loads(line) for line in (run_dir / CELLS_FILE).read_text().splitlines()]
-    return record, {(c["arm"], c["unit"]): c["metrics"] for c in cells}
+    record, run_dir = run_on_stub(handler, settings, tmp_path / "run", monkeypatch)
+    return record, cell_metrics(run_dir)
 
 
 @pytest.mark.parametrize("hsr_right", [True, False])

@@ -5,18 +5,16 @@ every call it answers costs 10 prompt + 5 completion tokens): where the need sit
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from typing import Any
 
 import pytest
 
-from iclr26.core.ledger import CELLS_FILE
-from iclr26.core.runner import run_system
-from iclr26.sci_refine import SYSTEM, dataset
+from iclr26.sci_refine import dataset
 from iclr26.sci_refine.stream_study import check_ends
 from iclr26.sci_refine.streams import KINDS, build_stream
-from tests.core.llm.json_server import ChatStub, serve
+from tests.core.llm.json_server import ChatStub
+from tests.sci_refine.stub_run import cell_metrics, run_on_stub
 
 NEED = re.compile(r"need (the|its)")
 
@@ -68,13 +66,8 @@ def _stub(monitor_says_yes: bool) -> type[ChatStub]:
 def _run(handler, tmp_path, monkeypatch):
     settings = {"experiment": "streams", "n_distractors": "20", "streams.lengths": "[1000,2000]",
                 "streams.per_length": "2", "monitor.yes_threshold": "0"}  # the written verdict  # fmt: skip
-    with serve(handler) as url:
-        monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
-        for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
-            monkeypatch.delenv(var, raising=False)
-        record, run_dir = run_system(SYSTEM, "smoke", settings, out=tmp_path / "run")
-    cells = [json.loads(line) for line in (run_dir / CELLS_FILE).read_text().splitlines()]
-    return record, {(c["arm"], c["unit"]): c["metrics"] for c in cells}
+    record, run_dir = run_on_stub(handler, settings, tmp_path / "run", monkeypatch)
+    return record, cell_metrics(run_dir)
 
 
 def test_a_monitor_that_never_fires_costs_its_checks_only(tmp_path, monkeypatch) -> None:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from iclr26.core.ledger import CELLS_FILE
-from iclr26.core.runner import run_system
-from iclr26.sci_refine import SYSTEM, dataset
-from tests.core.llm.json_server import ChatStub, serve
+from iclr26.sci_refine import dataset
+from tests.core.llm.json_server import ChatStub
+from tests.sci_refine.stub_run import run_on_stub
 
 N = 4
 SETTINGS = {"rows": "explicit_rag,injector", "n_questions": str(N), "n_distractors": "5"}
@@ -56,11 +56,7 @@ def _stub(right: str, pause: float = 0.0) -> type[ChatStub]:
 
 
 def _run(handler: type[ChatStub], tmp_path, monkeypatch, name: str, **kw: Any):
-    with serve(handler) as url:
-        monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
-        for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
-            monkeypatch.delenv(var, raising=False)
-        return run_system(SYSTEM, "smoke", SETTINGS, out=tmp_path / name, **kw)
+    return run_on_stub(handler, SETTINGS, tmp_path / name, monkeypatch, **kw)
 
 
 def _cells(run_dir) -> dict[tuple[str, str], dict]:

@@ -29,6 +29,14 @@ class JSONHandler(BaseHTTPRequestHandler):
         pass
 
 
+def point_llm_at(monkeypatch: Any, url: str) -> None:
+    """Make `--llm auto` resolve to the server at `url` (its `/v1`), with no model, key or
+    concurrency left over from the caller's environment."""
+    monkeypatch.setenv("ICLR26_LLM_BASE_URL", f"{url}/v1")
+    for var in ("ICLR26_LLM_MODEL", "ICLR26_LLM_API_KEY", "ICLR26_LLM_MAX_CONCURRENCY"):
+        monkeypatch.delenv(var, raising=False)
+
+
 @contextmanager
 def serve(handler: type[JSONHandler]) -> Iterator[str]:
     """Run `handler` on a free 127.0.0.1 port; yields the base URL (http://127.0.0.1:PORT)."""

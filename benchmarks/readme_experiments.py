@@ -1,0 +1,239 @@
+"""The top README's table of mechanism experiments (issues 60-62), generated from saved results.
+
+Each row names a question an experiment answers about one system's mechanism, the saved result
+(`benchmarks/<system>/results/...`, written by a script there with its command, date and machine) and
+what it found, read from the file: its one-rule claim checks where it has them, otherwise the figures
+of a named table with the check the experiment makes (a false-pass count, a suite's hardness).
+The questions are the only typed text; every figure and verdict is read from the JSON.
+`benchmarks/readme_table.py` writes this table into README.md between its markers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from iclr26.core.records import format_cell
+
+ROOT = Path(__file__).resolve().parents[1]
+Line = tuple[str, str]  # (what the result shows, its verdict)
+Render = Callable[[dict], list[Line]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    system: str
+    question: str
+    result: str  # a file under benchmarks/<system>/results/
+    render: Render
+
+    @property
+    def path(self) -> Path:
+        return ROOT / "benchmarks" / self.system / "results" / self.result
+
+
+def claim_text(cc: dict, metric: bool = True, floors: bool = True) -> str:
+    """One claim check as `metric: method m vs baseline b; floors ...`."""
+    text = (
+        f"{cc['method']} {format_cell(float(cc['method_value']))} vs "
+        f"{cc['baseline']} {format_cell(float(cc['baseline_value']))}"
+    )
+    if metric:
+        text = f"{cc['metric']}: {text}"
+    if floors and cc.get("floors"):
+        text += "; floors " + ", ".join(f"{k} {format_cell(v)}" for k, v in cc["floors"].items())
+    return text
+
+
+def claim_verdict(cc: dict) -> str:
+    if cc.get("rule"):
+        return f"**{cc['verdict']}** ({cc['rule']})"
+    interval = f", difference {cc['interval']}" if cc.get("interval") else ""
+    return f"**{cc['verdict']}** ({cc['n']} pairs{interval})"
+
+
+def saved_claims(saved: dict) -> list[dict]:
+    """The claim checks a saved result holds: `claim_check`, `claim_checks` or `claims`, and any
+    further rows of its "Claim checks" table (every baseline of every claim; those carry the pairs
+    and the interval, not the rule's name)."""
+    found = [saved["claim_check"]] if saved.get("claim_check") else []
+    found += list(saved.get("claim_checks") or []) + list(saved.get("claims") or [])
+    try:
+        t = table(saved, "Claim checks (paired over units)")
+    except KeyError:
+        return found
+    keys = {(c["metric"], c["method"], c["baseline"]) for c in found}
+    floors = found[0].get("floors") if found else None
+    for r in t["rows"]:
+        row = dict(zip(t["columns"], r, strict=True))
+        if (row["metric"], row["method"], row["baseline"]) in keys:
+            continue
+        found.append({"metric": row["metric"], "method": row["method"], "baseline": row["baseline"],
+                      "method_value": row["method mean"], "baseline_value": row["baseline mean"],
+                      "verdict": row["verdict"], "n": row["pairs"], "interval": row["difference interval"],
+                      "floors": floors})  # fmt: skip
+    return found
+
+
+def claims(*picks: int) -> Render:
+    """Every claim check of the file (or those at `picks`), each with its one-rule verdict; a metric
+    and floors shared with the line before are not repeated."""
+
+    def render(saved: dict) -> list[Line]:
+        found = saved_claims(saved)
+        if not found:
+            raise ValueError("no claim checks in the saved result")
+        chosen = [found[i] for i in picks] if picks else found
+        out = []
+        for i, cc in enumerate(chosen):
+            before = chosen[i - 1] if i else None
+            last = i == len(chosen) - 1 or chosen[i + 1].get("floors") != cc.get("floors")
+            text = claim_text(cc, metric=before is None or before["metric"] != cc["metric"], floors=last)
+            out.append((text, claim_verdict(cc)))
+        return out
+
+    return render
+
+
+def table(saved: dict, title: str) -> dict:
+    """The saved table whose title starts with `title`."""
+    tables = [*saved.get("tables", []), *([saved["table"]] if "table" in saved else [])]
+    for t in tables:
+        if t["title"].startswith(title):
+            return t
+    raise KeyError(f"no table titled {title!r}")
+
+
+def arms(title: str, column: str, labels: dict[str, str], what: str, verdict: str) -> Render:
+    """The named arms' `column` from the table `title` (first column = arm), as one line."""
+
+    def render(saved: dict) -> list[Line]:
+        t = table(saved, title)
+        at = t["columns"].index(column)
+        value = {r[0]: r[at] for r in t["rows"]}
+        shown = "; ".join(f"{label} {format_cell(value[arm])}" for arm, label in labels.items())
+        return [(f"{what}: {shown}", verdict)]
+
+    return render
+
+
+def near_misses(saved: dict) -> list[Line]:
+    """devops_gym's verifier discrimination: near misses accepted, references accepted."""
+    kinds = saved["per_kind"]
+    total = sum(r[1] for r in kinds["rows"])
+    accepted = sum(r[2] for r in kinds["rows"])
+    tasks = [r for r in saved["per_task"]["rows"] if r[0] != "all tasks"]
+    refs = sum(r[-1] == "yes" for r in tasks)
+    with_miss = sum(r[1] > 0 for r in tasks)
+    text = (
+        f"near misses accepted by the task's verifier: {accepted} of {total} "
+        f"({len(kinds['rows'])} kinds, {with_miss} of {len(tasks)} tasks); "
+        f"references accepted {refs} of {len(tasks)}"
+    )
+    verdict = "**no false pass**" if accepted == 0 else f"**{accepted} false passes** (listed in the README)"
+    return [(text, verdict)]
+
+
+def ladder(saved: dict) -> list[Line]:
+    """devops_gym's capability ladder: resolved per rung against the floor, with its verdict."""
+    cols = saved["columns"]
+    out = []
+    for r in saved["rows"]:
+        row = dict(zip(cols, r, strict=True))
+        text = (
+            f"{row['rung']}: SmolLM2 resolved {row['resolved']} of {row['tasks']}, constant floor "
+            f"{row['floor resolved']}; named command run {row['named command run']} "
+            f"of {row['commands']} commands"
+        )
+        verdict, _, rule = str(row["verdict (llm vs floor)"]).partition(" (")
+        out.append((text, f"**{verdict}** ({rule}" if rule else f"**{verdict}**"))
+    return out
+
+
+def hard_suite(limit: float) -> Render:
+    """glow's hard games: the normalised score of each agent; hard when random and Go-Explore < limit."""
+
+    def render(saved: dict) -> list[Line]:
+        t = table(saved, "Summary over games")
+        value = {r[0]: float(str(r[1]).split()[0]) for r in t["rows"]}
+        shown = "; ".join(f"{a} {format_cell(v)}" for a, v in value.items())
+        hard = all(value[a] < limit for a in ("random", "go_explore"))
+        word, sign = ("hard", "<") if hard else ("not hard", "≥")
+        verdict = f"**{word}** (random and Go-Explore {sign} {limit})"
+        return [(f"normalised max score, mean over the hard games: {shown}", verdict)]
+
+    return render
+
+
+def soft_constraint(saved: dict) -> list[Line]:
+    """glow's remap switch: per agent, normalised score and off-list share with remap off and on."""
+    t = table(saved, "The soft constraint")
+    cols = t["columns"]
+    parts = []
+    for r in t["rows"]:
+        row = dict(zip(cols, r, strict=True))
+        parts.append(
+            f"{row['agent']} remap {row['remap']}: {format_cell(row['normalised'])} "
+            f"(off-list {format_cell(row['off-list share'])}, "
+            f"parse-fail {format_cell(row['parse-fail share'])})"
+        )
+    return [("; ".join(parts), "counts, not a claim (demo scale: 2 env steps, 3 seeds)")]
+
+
+EXPERIMENTS: list[Experiment] = [
+    Experiment("devops_gym", "Do the verifiers reject near-miss solutions?", "devops_gym_near_miss.json",
+               near_misses),
+    Experiment("devops_gym", "Are the monitoring tasks solvable by observing /proc?",
+               "devops_gym_bench_observer.json", claims()),
+    Experiment("devops_gym", "Does naming the needed command move the LLM off 0?", "devops_gym_ladder.json",
+               ladder),
+    Experiment("glow", "Does the dual-scale memory help a scripted policy of known quality?",
+               "glow_bench_structure.json", claims()),
+    Experiment("glow", "Are the hard-exploration games hard for random and uniform Go-Explore?",
+               "glow_bench_hard.json", hard_suite(0.3)),
+    Experiment("glow", "What does the paper's soft constraint (remap off) change?", "glow_soft_demo.json",
+               soft_constraint),
+    Experiment("liveweb_ie", "Does visual narrowing (VGS) beat raw HTML, with no LLM?", "no_llm_bench.json",
+               claims()),
+    Experiment("liveweb_ie", "Which VGS stage fails?", "no_llm_bench.json",
+               arms("liveweb_ie_nollm: every arm", "f1_v0",
+                    {"true_classes": "true elements → stage 4", "region_classes": "true region → stage 3",
+                     "vgs_classes": "VGS", "heuristic": "class-name heuristic", "empty": "empty floor"},
+                    "F1 at v0 (%)", "stage 3 (ablation, no claim)")),
+    Experiment("sci_refine", "Does anchor repair beat averaging on pools with one good candidate?",
+               "sci_refine_pools_bench.json", claims()),
+    Experiment("sci_refine", "Does implicit retrieval save tokens on streams of the paper's length?",
+               "sci_refine_streams_bench.json", claims()),
+    Experiment("icl_analysis", "Do the paper's own models learn in context (released predictions)?",
+               "authors_study.json", claims(0, 3, 6, 9, 2, 5, 8, 11)),
+]  # fmt: skip
+
+
+def lines(e: Experiment) -> tuple[str, list[Line]]:
+    """The experiment's link to its saved result and its rendered lines."""
+    saved = json.loads(e.path.read_text())
+    link = f"[{saved.get('date', '')[:10]}]({e.path.relative_to(ROOT).as_posix()})"
+    return link, e.render(saved)
+
+
+def rows() -> list[str]:
+    out = []
+    for e in EXPERIMENTS:
+        link, found = lines(e)
+        result = "<br>".join(text for text, _ in found) + f" ({link})"
+        verdict = "<br>".join(v for _, v in found)
+        cells = [f"[`{e.system}`](src/iclr26/{e.system}/README.md)", e.question, result, verdict]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return out
+
+
+def verdicts_of(system: str) -> str:
+    """The systems table's cell: each experiment's verdicts, in the order of the experiments table."""
+    found = []
+    for e in EXPERIMENTS:
+        if e.system == system:
+            _, shown = lines(e)
+            found.append(", ".join(v.split(" (")[0].replace("**", "") for _, v in shown))
+    return "; ".join(found) if found else "—"

@@ -51,7 +51,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _interrupted(interrupt: KeyboardInterrupt, resume: str) -> typer.Exit:
-    # one line; the exit status says which signal: 130 for SIGINT (Ctrl-C), 143 for SIGTERM
+    # one line; the exit status says which signal: 130 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP
     how = interrupt.name if isinstance(interrupt, Interrupted) else "Ctrl-C"
     console.print(
         f"[bold red]interrupted[/] by {how}; re-run with {escape(resume)} to resume", highlight=False

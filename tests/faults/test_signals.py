@@ -66,7 +66,9 @@ def _signal_mid_task(
 
 
 @pytest.mark.debian(*DEBIAN)
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"]
+)
 def test_devops_gym_stops_its_sandboxes_and_tmux_servers(tmp_path, signum) -> None:
     _signal_mid_task(["run", "devops_gym", "--preset", "smoke"], ("bwrap", "tmux"), signum, tmp_path)
 

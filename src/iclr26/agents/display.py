@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
+from iclr26.agents.scratch import scratch_dir
 from iclr26.core.config import ConfigError
 from iclr26.core.sysdeps import require
 from iclr26.core.validation import check_int
@@ -118,7 +119,7 @@ class VirtualDisplay:
         if self._xvfb is not None:
             raise RuntimeError(f"VirtualDisplay :{self._number} is already started; close() it first")
         require("xvfb", "xdotool")
-        self._auth_dir = Path(tempfile.mkdtemp(prefix="iclr26-xauth-"))  # 0700: ours only
+        self._auth_dir = scratch_dir("iclr26-xauth-")  # 0700: ours only
         write_authority(self.authority, os.urandom(16))
         read_fd, write_fd = os.pipe()
         # -displayfd: Xvfb picks a free display number and writes it to write_fd once it listens.

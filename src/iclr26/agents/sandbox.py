@@ -84,7 +84,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,6 +91,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from iclr26.agents.scratch import scratch_dir
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
 from iclr26.core.validation import check_int, check_seconds
@@ -322,7 +322,7 @@ class Sandbox:
                 )
             path = self._given.resolve()
         else:
-            path = Path(tempfile.mkdtemp(prefix="iclr26-sandbox-")).resolve()
+            path = scratch_dir("iclr26-sandbox-").resolve()
             self._created = True
         try:
             if not self._drop_inside:  # else bwrap, as root, opens it

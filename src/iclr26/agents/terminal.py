@@ -26,6 +26,10 @@ When the shell exits (the agent typed `exit`) the pane stays (tmux `remain-on-ex
 turns False, `capture()` still shows the last screen and `run` raises. `close()` kills the tmux
 server and then every process left in the pane's session (for a sandboxed pane that includes
 bwrap, whose pid namespace takes everything inside with it).
+The server runs in the foreground (`tmux -D`) as a child of this process with a parent-death signal
+(`setpriv --pdeathsig KILL`): if this process is SIGKILLed, the kernel kills the server, the pane's
+bwrap dies with its parent and its pid namespace with it, so a killed run leaves no shell, service
+or sandbox process behind (its folders are removed by the next run, `iclr26.agents.scratch`).
 A client attached to the server (`tmux -S <socket> attach`, as the GRASS xterm does) can only type
 into the pane: the server has no prefix key and no key bindings (`LOCKED_CLIENT`).
 `run` assumes a bash-like shell and a command that does not end in a comment or read the rest
@@ -42,13 +46,13 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox, read_untrusted
+from iclr26.agents.sandbox import SANDBOX_PATH, Sandbox, _which, read_untrusted
+from iclr26.agents.scratch import scratch_dir
 from iclr26.core import sysdeps
 from iclr26.core.errors import UserError
 from iclr26.core.validation import check_int
@@ -150,6 +154,7 @@ class TerminalSession:
         self._done: Path | None = None  # a sandboxed shell's completion files, owned by the sandbox uid
         self._scripts: Path | None = None  # the commands `run` gives it: ours, read-only to it
         self._pane_pid: int | None = None
+        self._server: subprocess.Popen[bytes] | None = None
         self._runs = 0
 
     @classmethod
@@ -196,7 +201,7 @@ class TerminalSession:
         """Start the tmux server and the session; returns self."""
         if self._dir is not None:
             return self
-        self._dir = Path(tempfile.mkdtemp(prefix="iclr26-tmux-"))
+        self._dir = scratch_dir("iclr26-tmux-")
         try:
             conf = self._dir / "tmux.conf"
             conf.write_text(
@@ -209,8 +214,8 @@ class TerminalSession:
             argv = self.command
             if self.sandbox is not None:
                 # The sandbox uid cannot enter self._dir (0700): its completion files go elsewhere.
-                self._done = done = Path(tempfile.mkdtemp(prefix="iclr26-terminal-done-"))
-                self._scripts = scripts = Path(tempfile.mkdtemp(prefix="iclr26-terminal-commands-"))
+                self._done = done = scratch_dir("iclr26-terminal-done-")
+                self._scripts = scripts = scratch_dir("iclr26-terminal-commands-")
                 os.chmod(scripts, 0o755)  # readable by the sandbox uid, writable by us only
                 if os.geteuid() == 0:
                     os.chown(done, self.sandbox.uid, self.sandbox.gid)
@@ -224,6 +229,7 @@ class TerminalSession:
                     )
                 else:
                     argv = self.sandbox.command_line(argv, new_session=False)
+            self._start_server(conf)
             size = ["-x", str(self.width), "-y", str(self.height)]
             start = [self._tmux, "-S", str(self.socket), "-f", str(conf), "new-session", "-d", "-s", _SESSION]
             self._call([*start, *size, "-c", str(self.cwd), "--", *argv])
@@ -243,7 +249,14 @@ class TerminalSession:
                 self._call([self._tmux, "-S", str(self.socket), "kill-server"], check=False)
             if self._pane_pid is not None:
                 _kill_session(self._pane_pid)
+            if self._server is not None:
+                try:
+                    self._server.wait(timeout=_TMUX_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    self._server.kill()
+                    self._server.wait()
         finally:
+            self._server = None
             shutil.rmtree(self._dir, ignore_errors=True)
             for folder in (self._done, self._scripts):  # rmtree removes links, never follows them
                 if folder is not None:
@@ -402,6 +415,28 @@ class TerminalSession:
             f"terminal command {shown!r} did not finish within timeout_s={timeout_s:g}; it is still "
             "running: call interrupt() (C-c) or wait and capture() again"
         )
+
+    def _start_server(self, conf: Path) -> None:
+        """The tmux server in the foreground, killed by the kernel when this process dies."""
+        setpriv = _which("setpriv", os.environ.get("PATH", SANDBOX_PATH), "util-linux")
+        tmux = [self._tmux, "-D", "-S", str(self.socket), "-f", str(conf)]
+        argv = [setpriv, "--pdeathsig", "KILL", "--", *tmux]
+        self._server = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=self._env,
+            cwd=self.cwd,
+            start_new_session=True,  # Ctrl-C at the caller's terminal reaches us, not the server
+        )
+        deadline = time.monotonic() + _TMUX_TIMEOUT_S
+        while not self.socket.exists():
+            if self._server.poll() is not None:
+                raise RuntimeError(f"the tmux server exited at start (status {self._server.returncode})")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the tmux server made no socket within {_TMUX_TIMEOUT_S} s")
+            time.sleep(0.01)
 
     def _call(
         self, argv: list[str], *, check: bool = True, timeout_s: float = _TMUX_TIMEOUT_S

@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM as one exception: `stop_on_signals()` makes either signal raise `Interrupted`
+"""SIGINT, SIGTERM and SIGHUP as one exception: `stop_on_signals()` makes each raise `Interrupted`
 (a `KeyboardInterrupt`) in the main thread, so that the run's `finally` blocks and context managers
 run as for Ctrl-C: sandboxes, tmux servers, Xvfb and apps are stopped (each lives in its own process
 group, which its `close()` kills), and `results.json` says `interrupted` with what finished.
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from types import FrameType
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal or ssh session closed
 
 
 class _Received:
@@ -31,7 +31,7 @@ _RECEIVED = _Received()
 
 
 class Interrupted(KeyboardInterrupt):
-    """The run was stopped by `signum`; the CLI exits with `exit_code` (130 for SIGINT, 143 for SIGTERM)."""
+    """Stopped by `signum`; the CLI exits with `exit_code` (130 SIGINT, 143 SIGTERM, 129 SIGHUP)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -42,7 +42,7 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def name(self) -> str:
-        """SIGINT or SIGTERM."""
+        """SIGINT, SIGTERM or SIGHUP."""
         return signal.Signals(self.signum).name
 
     @property
@@ -58,7 +58,7 @@ def exit_code(interrupt: KeyboardInterrupt) -> int:
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise `Interrupted` once; the old handlers come back after."""
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise `Interrupted` once; the old handlers come back."""
     _RECEIVED.signum = None
 
     def handler(signum: int, frame: FrameType | None) -> None:

@@ -29,7 +29,6 @@ import os
 import secrets
 import shlex
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 from iclr26.agents import Agent, Budget, Episode, Observation, StepOutcome, run_episode
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
 from iclr26.agents.sandbox import Sandbox, SandboxLimits, read_untrusted, readable_by_all
+from iclr26.agents.scratch import scratch_dir
 from iclr26.agents.terminal import TerminalSession, TerminalTimeout
 from iclr26.core.validation import check_int, check_seconds
 from iclr26.devops_gym.parser import ParseError, TestStatus, parse_pytest, resolved
@@ -145,7 +145,7 @@ def truncate(text: str, limit: int) -> str:
 
 def _private_folder(name: str, mode: int) -> Path:
     """A fresh host folder of ours (`mkdtemp`), with `mode`."""
-    folder = Path(tempfile.mkdtemp(prefix=f"iclr26-{name}-"))
+    folder = scratch_dir(f"iclr26-{name}-")
     os.chmod(folder, mode)
     return folder
 

@@ -77,10 +77,17 @@ def test_the_study_declares_metrics_floors_and_claims():
     assert (first.method, first.baselines, first.floor_arm) == ("judge_pairwise", ("rouge1",), "majority")
     assert second.baselines == ("always_a", "coin_flip", "majority") and first.interval == "bootstrap"
     assert {r.name for r in s.references} >= {"paper: human", "paper: ROUGE"}
-    # no judge: the fine-tuned evaluator is the method; no judge and no trained model: no claim
+    # no judge: the fine-tuned evaluator is the method; no judge and no trained model (the headline on
+    # a whole release file): each static metric against the floors, ROUGE-1 first, as methods
     only = LFQAConfig(metrics=("rougeL", "trained_evaluator"))
     assert next((c.method, c.baselines) for c in _claims(only)) == ("trained_evaluator", ("rougeL",))
-    assert _claims(LFQAConfig(metrics=("rouge1", "bleu"))) == []
+    static = LFQAConfig(metrics=("bleu", "rouge1", "length"), train_share=0.0)
+    assert [(c.method, c.baselines) for c in _claims(static)] == [
+        (m, ("always_a", "coin_flip", "majority")) for m in ("rouge1", "bleu", "length")
+    ]
+    assert {a.name: a.role for a in study(static, [], test).arms if a.role != "floor"} == {
+        "bleu": "method", "rouge1": "method", "length": "method"
+    }  # fmt: skip
 
 
 def test_the_floors_read_nothing_of_the_responses():
@@ -165,7 +172,18 @@ def test_a_release_file_by_path(tmp_path):
     assert rows["always_a"][3] == 50.0  # half the labels are response_a
     by_type = _table(record, "Accuracy (%) by compare type")
     assert by_type.columns[1:] == ["human_vs_model (n=4)", "model_vs_model (n=4)"]
-    assert record.report.claim_check is None  # no judge and no trained model: nothing to claim
+    claim = record.report.claim_check  # static metrics only: ROUGE-1 against the floors, the worst check
+    assert claim.method == "rouge1" and claim.baseline in ("always_a", "coin_flip", "majority")
+    assert claim.method_value == 1.0 and claim.verdict == "held"  # 8 of 8 against a floor right half the time
+    checks = _table(record, "Claim checks").rows
+    assert [r[1] for r in checks] == ["rouge1"] * 3 + ["length"] * 3 + ["chrf"] * 3
+
+
+def test_the_paper_preset_scores_the_whole_release():
+    cfg = SYSTEM.config("paper")
+    assert cfg.train_share == 0.0 and cfg.experiment == "metrics"
+    assert not set(cfg.metrics) & {"trained_evaluator", "reward_model"}  # nothing to train on
+    assert {"rouge1", "bertscore_f1", "judge_pairwise", "judge_reasoning"} <= set(cfg.metrics)
 
 
 def test_split_keeps_questions_apart():
@@ -185,6 +203,13 @@ def test_config_errors_name_fields(tmp_path):
         SYSTEM.config("smoke", {"model": "gpt-5"})
     with pytest.raises(ConfigError, match="trained here and need train_share > 0"):
         SYSTEM.config("smoke", {"train_share": "0"})
+    with pytest.raises(ConfigError, match="experiment must be one of"):
+        SYSTEM.config("smoke", {"experiment": "ablation"})
+    with pytest.raises(ConfigError, match="scores only the models trained here, not rouge1"):
+        SYSTEM.config("smoke", {"experiment": "transfer", "metrics": "rouge1,trained_evaluator"})
+    with pytest.raises(ConfigError, match="leave reward_model"):
+        SYSTEM.config("smoke", {"experiment": "transfer", "metrics": "trained_evaluator,reward_model",
+                                "reward_model": str(tmp_path)})  # fmt: skip
     with pytest.raises(ConfigError, match=r"evaluator\.|steps must be an int"):
         SYSTEM.config("smoke", {"evaluator.steps": "0"})
     bad = tmp_path / "bad.json"
@@ -196,3 +221,15 @@ def test_config_errors_name_fields(tmp_path):
     with pytest.raises(DataError, match=r"record 'x1': field 'response_b' is empty"):
         run_system(SYSTEM, "smoke", {"data": str(bad), "metrics": "rouge1", "train_share": "0"},
                    out=tmp_path / "run")  # fmt: skip
+
+
+@pytest.mark.parametrize("script", ["headline.py", "transfer.py"])
+def test_the_release_benchmarks_need_the_file_named(script):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "benchmarks" / "lfqa_e" / script
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == [done.stdout.strip()] and done.stdout.startswith("error: name the")

@@ -27,6 +27,9 @@ METRICS = tuple(m for ms in FAMILIES.values() for m in ms)
 FAMILY_OF = {m: f for f, ms in FAMILIES.items() for m in ms}
 JUDGES = FAMILIES["llm_judge"] + FAMILIES["reasoning_judge"] + FAMILIES["rubric_judge"]
 TRAINED = ("reward_model", "trained_evaluator")
+EXPERIMENTS = ("metrics", "transfer")
+"""metrics: every chosen metric against the labels (the paper's Table 2); transfer: the models trained
+here, trained on one compare type and tested on each (the paper's generalisation analysis)"""
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class LFQAConfig:
 
     RENAMED: ClassVar[dict[str, str]] = run_llm_renames("model", "model_path")
 
+    experiment: str = "metrics"
+    """metrics (every chosen metric against the labels) or transfer (the models trained here, trained on
+    one compare type and tested on every type: in-type against cross-type, `transfer.py`)"""
     data: str = ""
     """a release file (unified_benchmark*.json or the older X_vs_Y layout); empty: the set built here"""
     language: str = ""
@@ -85,6 +91,7 @@ class LFQAConfig:
             check_in("metrics", m, METRICS)
         if not self.metrics:
             raise ValueError("metrics must name at least one metric")
+        check_in("experiment", self.experiment, EXPERIMENTS)
         if self.language:
             check_in("language", self.language, LANGUAGES)
         for name in ("pairs_per_question", "max_concurrency", "pairwise_tokens",
@@ -104,6 +111,16 @@ class LFQAConfig:
         ]
         if trained and self.train_share == 0:
             raise ValueError(f"metrics {', '.join(trained)} are trained here and need train_share > 0")
+        if self.experiment == "transfer":
+            others = [m for m in self.metrics if m not in TRAINED]
+            if others:
+                raise ValueError(
+                    f"experiment=transfer scores only the models trained here, not {', '.join(others)}"
+                )
+            if len(trained) < len(self.metrics):
+                raise ValueError(
+                    "experiment=transfer trains its models here: leave reward_model (the path) empty"
+                )
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -111,4 +128,4 @@ class LFQAConfig:
         return tuple(f for f in FAMILIES if any(FAMILY_OF[m] == f for m in self.metrics))
 
 
-__all__ = ["FAMILIES", "FAMILY_OF", "JUDGES", "METRICS", "TRAINED", "LFQAConfig"]
+__all__ = ["EXPERIMENTS", "FAMILIES", "FAMILY_OF", "JUDGES", "METRICS", "TRAINED", "LFQAConfig"]

@@ -15,6 +15,7 @@ field.
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -202,6 +203,18 @@ def save_comparisons(comparisons: Iterable[Comparison], path: str | Path) -> Pat
     return path
 
 
+def split_by_question(
+    comparisons: Sequence[Comparison], train_share: float, seed: int = 0
+) -> tuple[list[Comparison], list[Comparison]]:
+    """(train, test): a seeded `train_share` of the questions and all their comparisons go to train,
+    so no question is in both."""
+    questions = sorted({c.question for c in comparisons})
+    random.Random(seed).shuffle(questions)
+    train_q = set(questions[: round(train_share * len(questions))])
+    train = [c for c in comparisons if c.question in train_q]
+    return train, [c for c in comparisons if c.question not in train_q]
+
+
 def label_counts(comparisons: Sequence[Comparison]) -> dict[str, int]:
     """How many comparisons carry each label."""
     return {lab: sum(c.label == lab for c in comparisons) for lab in LABELS}
@@ -218,4 +231,5 @@ __all__ = [
     "load_comparisons",
     "parse_records",
     "save_comparisons",
+    "split_by_question",
 ]

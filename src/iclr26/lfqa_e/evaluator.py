@@ -180,10 +180,31 @@ def train_evaluator(
     return final
 
 
+def fit_preferences(
+    train: Sequence[Comparison],
+    test: Sequence[Comparison],
+    out_dir: Path | str,
+    cfg: EvaluatorConfig = EvaluatorConfig(),
+    on_progress: Callable[[int, float], None] | None = None,
+) -> list[str]:
+    """Train on `train` (`train_evaluator`, resumable from `out_dir`), then the model's preference on
+    each of `test`: the higher score wins, "same" within the tie margin it picked on `train`."""
+    folder = train_evaluator(train, out_dir, cfg, on_progress)
+    scores = RewardModel(folder, max_length=cfg.max_length).score_pairs(test)
+    return preferences(scores, tie_margin_of(folder), relative=False)
+
+
 def tie_margin_of(model_folder: Path | str) -> float:
     """The tie margin saved with a model trained here (0 for any other reward model)."""
     spec = Path(model_folder) / INPUT_FILE
     return float(json.loads(spec.read_text()).get("tie_margin", 0.0)) if spec.is_file() else 0.0
 
 
-__all__ = ["EvaluatorConfig", "pair_loss", "pick_tie_margin", "tie_margin_of", "train_evaluator"]
+__all__ = [
+    "EvaluatorConfig",
+    "fit_preferences",
+    "pair_loss",
+    "pick_tie_margin",
+    "tie_margin_of",
+    "train_evaluator",
+]

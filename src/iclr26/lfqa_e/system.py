@@ -21,6 +21,7 @@ import random
 import statistics
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,8 +37,15 @@ from iclr26.core.study import Arm, Reference, Study, StudyResult, Unit, run_stud
 from iclr26.core.system import preset_table
 from iclr26.lfqa_e.build import build_comparisons, python_topics
 from iclr26.lfqa_e.config import FAMILY_OF, JUDGES, TRAINED, LFQAConfig
-from iclr26.lfqa_e.data import LABELS, Comparison, label_counts, load_comparisons, save_comparisons
-from iclr26.lfqa_e.evaluator import tie_margin_of, train_evaluator
+from iclr26.lfqa_e.data import (
+    LABELS,
+    Comparison,
+    label_counts,
+    load_comparisons,
+    save_comparisons,
+    split_by_question,
+)
+from iclr26.lfqa_e.evaluator import fit_preferences, tie_margin_of
 from iclr26.lfqa_e.judges import (
     JudgeConfig,
     PairVerdict,
@@ -83,18 +91,6 @@ def _comparisons(cfg: LFQAConfig, model: ChatModel | None) -> list[Comparison]:
     if cfg.limit and cfg.limit < len(comps):
         comps = random.Random(cfg.seed).sample(comps, cfg.limit)
     return comps
-
-
-def split_by_question(
-    comparisons: Sequence[Comparison], train_share: float, seed: int = 0
-) -> tuple[list[Comparison], list[Comparison]]:
-    """(train, test): a seeded `train_share` of the questions and all their comparisons go to train,
-    so no question is in both."""
-    questions = sorted({c.question for c in comparisons})
-    random.Random(seed).shuffle(questions)
-    train_q = set(questions[: round(train_share * len(questions))])
-    train = [c for c in comparisons if c.question in train_q]
-    return train, [c for c in comparisons if c.question not in train_q]
 
 
 def _judge_config(cfg: LFQAConfig, metric: str) -> JudgeConfig:
@@ -147,18 +143,24 @@ class Bench:
                 cfg = self.cfg
                 if metric == "reward_model" and cfg.reward_model:
                     folder, max_length = cfg.reward_model, 512
+                    scores = RewardModel(folder, max_length=max_length).score_pairs(self.test)
+                    self._keep(metric, preferences(scores, tie_margin_of(folder), relative=False))
                 else:
                     sub = "evaluator" if metric == "trained_evaluator" else "reward"
-                    ecfg = cfg.evaluator if metric == "trained_evaluator" else cfg.reward
-                    what = f"fine-tuning the {metric.replace('_', ' ')}"
-                    with ctx.progress(what, total=ecfg.steps) as step:
-                        folder = train_evaluator(
-                            self.train, ctx.checkpoint_dir / sub, ecfg, on_progress=lambda *_: step(1)
-                        )
-                    max_length = ecfg.max_length
-                scores = RewardModel(folder, max_length=max_length).score_pairs(self.test)
-                self._keep(metric, preferences(scores, tie_margin_of(folder), relative=False))
+                    self._keep(metric, trained_preferences(cfg, metric, self.train, self.test,
+                                                           ctx.checkpoint_dir / sub, ctx))  # fmt: skip
             return self._prefs[metric]
+
+
+def trained_preferences(
+    cfg: LFQAConfig, metric: str, train: Sequence[Comparison], test: Sequence[Comparison], folder: Path,
+    ctx: RunContext,
+) -> list[str]:  # fmt: skip
+    """The evaluator (`metric` trained_evaluator) or reward model fine-tuned here on `train` (its
+    checkpoints in `folder`), as preferences on `test`."""
+    ecfg = cfg.evaluator if metric == "trained_evaluator" else cfg.reward
+    with ctx.progress(f"fine-tuning the {metric.replace('_', ' ')}", total=ecfg.steps) as step:
+        return fit_preferences(train, test, folder, ecfg, on_progress=lambda *_: step(1))
 
 
 def _floor(bench: Bench, arm: Arm, c: Comparison) -> str:
@@ -201,15 +203,31 @@ def measure(bench: Bench, arm: Arm, unit: Unit, ctx: RunContext) -> dict[str, An
     return out
 
 
+def _methods(cfg: LFQAConfig) -> list[str]:
+    """The arms under test: the LLM judges and the models trained here; in a run that scores neither
+    (the static metrics on a whole release file, the paper's Table 2 without its model rows), the
+    static metrics themselves."""
+    judged = [m for m in cfg.metrics if m in JUDGES or m in TRAINED]
+    return judged or [m for m in cfg.metrics if m in STATIC_METRICS]
+
+
 def _claims(cfg: LFQAConfig) -> list[Claim]:
-    """Named before the run: the first LLM judge the run scores (else the fine-tuned evaluator) against
-    ROUGE, and against the three floors, on agreement with the label (0/1, paired per comparison,
-    bootstrap); a unit where both sit at or below the majority class counts as at the floor."""
+    """Named before the run, on agreement with the label (0/1, paired per comparison, bootstrap):
+    - with a judge or a model trained here: the first judge the run scores (else the fine-tuned
+      evaluator) against ROUGE, where a unit with both at or below the majority class is at the
+      floor, and the same arm against the three floors;
+    - with static metrics only: each against the three floors, ROUGE first (the paper's anchor)."""
+    floors = tuple(a.name for a in FLOORS)
+    if not any(m in JUDGES or m in TRAINED for m in cfg.metrics):
+        ordered = sorted(_methods(cfg), key=lambda m: m not in ROUGE_BASELINES[:1])
+        return [
+            Claim("correct", m, floors, interval="bootstrap",
+                  label=f"agreement with the label (0/1): {m} vs the floors, paired per comparison")
+            for m in ordered
+        ]  # fmt: skip
     method = next((m for m in cfg.metrics if m in JUDGES), None)
-    method = method or next((m for m in ("trained_evaluator", "reward_model") if m in cfg.metrics), None)
+    method = method or next(m for m in ("trained_evaluator", "reward_model") if m in cfg.metrics)
     rouge = next((m for m in ROUGE_BASELINES if m in cfg.metrics), None)
-    if method is None:
-        return []
     claims = []
     if rouge is not None:
         label = f"agreement with the label (0/1): {method} vs {rouge}, paired per comparison"
@@ -217,17 +235,18 @@ def _claims(cfg: LFQAConfig) -> list[Claim]:
             Claim("correct", method, (rouge,), interval="bootstrap", floor_arm="majority", label=label)
         )
     label = f"agreement with the label (0/1): {method} vs the floors, paired per comparison"
-    floors = tuple(a.name for a in FLOORS)
     claims.append(Claim("correct", method, floors, interval="bootstrap", label=label))
     return claims
 
 
 def study(cfg: LFQAConfig, train: list[Comparison], test: list[Comparison]) -> Study:
     """lfqa_e as a study: the chosen metrics (the judges and the models fine-tuned here as methods,
-    the static metrics as baselines) and the three floors, over the test comparisons; the claims
-    (`_claims`), and the paper's Table 2 figures as references (accuracy as a share)."""
+    the static metrics as baselines, or as methods when nothing else is scored) and the three floors,
+    over the test comparisons; the claims (`_claims`), and the paper's Table 2 figures as references
+    (accuracy as a share)."""
     bench = Bench(cfg, train, test)
-    role = {m: "method" if m in JUDGES or m in TRAINED else "baseline" for m in cfg.metrics}
+    methods = _methods(cfg)
+    role = {m: "method" if m in methods else "baseline" for m in cfg.metrics}
     arms = [Arm(m, role[m]) for m in cfg.metrics] + list(FLOORS)  # type: ignore[arg-type]
     units = [Unit(c.id, cfg.seed) for c in test]
     refs = [Reference(f"paper: {k}", {"correct": acc / 100}, "arXiv 2410.01945 Table 2, en + zh")
@@ -466,11 +485,16 @@ def _views(cfg: LFQAConfig, bench: Bench, result: StudyResult, ctx: RunContext) 
 
 def run(cfg: LFQAConfig, ctx: RunContext) -> Report:
     """Data and split, then the study: every metric and floor on every test comparison
-    (`core.study.run_study`: resumable from `cells.jsonl`), and the views."""
+    (`core.study.run_study`: resumable from `cells.jsonl`), and the views; with `experiment=transfer`,
+    the transfer study (`transfer.py`) instead."""
     model = ctx.chat_model() if cfg.model_answers and not cfg.data else None
     comps = _comparisons(cfg, model)
     if not cfg.data:
         save_comparisons(comps, ctx.out_dir / "built_comparisons.json")
+    if cfg.experiment == "transfer":
+        from iclr26.lfqa_e.transfer import transfer_study  # it imports this module's trained_preferences
+
+        return run_study(transfer_study(cfg, comps), ctx).report
     train, test = split_by_question(comps, cfg.train_share, cfg.seed)
     if not test:
         raise ValueError(f"train_share={cfg.train_share} leaves no test comparisons; lower it")
@@ -506,8 +530,11 @@ PRESETS = preset_table(
                       "trained_evaluator"),
           "pairwise_tokens": 24, "reasoning_tokens": 64, "rubric_tokens": 32, "n_boot": 200,
           "evaluator.steps": 10, "reward.steps": 10, "evaluator.max_length": 128, "reward.max_length": 128},
-    # the paper's scale: point `data` at unified_benchmark.json and `--llm http` at a judge server
-    paper={"reasoning_tokens": 2048, "rubric_tokens": 1024, "evaluator.steps": 2000,
-           "reward.steps": 2000, "evaluator.max_length": 512, "reward.max_length": 512},
+    # the paper's scale: point `data` at unified_benchmark.json and `--llm http` at a judge server;
+    # the paper scores the whole release (no split): every static metric and judge, no model trained
+    # here (add `reward_model=PATH` and `reward_model` to `metrics` for a released reward model)
+    paper={"train_share": 0.0, "metrics": (*STATIC_METRICS, *JUDGES), "reasoning_tokens": 2048,
+           "rubric_tokens": 1024, "evaluator.steps": 2000, "reward.steps": 2000, "evaluator.max_length": 512,
+           "reward.max_length": 512},
 )  # fmt: skip
 SYSTEM = implemented_system("lfqa_e", presets=PRESETS, run=run)

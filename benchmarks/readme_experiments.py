@@ -28,6 +28,7 @@ class Experiment:
     question: str
     result: str  # a file under benchmarks/<system>/results/
     render: Render
+    note: str = ""  # what the figures cannot say by themselves (a floor, an artefact), from the README
 
     @property
     def path(self) -> Path:
@@ -77,15 +78,20 @@ def saved_claims(saved: dict) -> list[dict]:
     return found
 
 
-def claims(*picks: int) -> Render:
-    """Every claim check of the file (or those at `picks`), each with its one-rule verdict; a metric
-    and floors shared with the line before are not repeated."""
+def claims(*picks: int, keep: Callable[[dict], bool] | None = None, metric: str = "") -> Render:
+    """Every claim check of the file (or those at `picks`, or those `keep` accepts), each with its
+    one-rule verdict; `metric` names them all when their own metrics differ only by the method. A
+    metric and floors shared with the line before are not repeated."""
 
     def render(saved: dict) -> list[Line]:
         found = saved_claims(saved)
+        if keep is not None:
+            found = [cc for cc in found if keep(cc)]
         if not found:
             raise ValueError("no claim checks in the saved result")
         chosen = [found[i] for i in picks] if picks else found
+        if metric:
+            chosen = [{**cc, "metric": metric} for cc in chosen]
         out = []
         for i, cc in enumerate(chosen):
             before = chosen[i - 1] if i else None
@@ -182,6 +188,12 @@ def soft_constraint(saved: dict) -> list[Line]:
     return [("; ".join(parts), "counts, not a claim (demo scale: 2 env steps, 3 seeds)")]
 
 
+def _in_type_vs_cross(cc: dict) -> bool:
+    """lfqa_e's transfer claims of a model trained and tested on one type against one trained on the other."""
+    method, baseline = cc["method"].split(":")[-1], cc["baseline"].split(":")[-1]
+    return "->" in baseline and len(set(method.split("->"))) == 1
+
+
 EXPERIMENTS: list[Experiment] = [
     Experiment("devops_gym", "Do the verifiers reject near-miss solutions?", "devops_gym_near_miss.json",
                near_misses),
@@ -206,6 +218,15 @@ EXPERIMENTS: list[Experiment] = [
                "sci_refine_pools_bench.json", claims()),
     Experiment("sci_refine", "Does implicit retrieval save tokens on streams of the paper's length?",
                "sci_refine_streams_bench.json", claims()),
+    Experiment("lfqa_e", "Does any static metric agree with the labels of the released Chinese file?",
+               "lfqa_e_headline_bench_whole_zh.json",
+               claims(keep=lambda cc: cc["baseline"] == "always_a",
+                      metric="agreement with the label, 1,193 comparisons")),
+    Experiment("lfqa_e", "Does a trained evaluator transfer between compare types?",
+               "lfqa_e_transfer_bench.json",
+               claims(keep=_in_type_vs_cross, metric="agreement with the label, trained on T → tested on T'"),
+               note="no in-type model beats always 'a' (63% of the Chinese input is [UNK] to MiniLM); "
+                    "the one held comes from the cross-type model's tie threshold (README)"),
     Experiment("icl_analysis", "Do the paper's own models learn in context (released predictions)?",
                "authors_study.json", claims(0, 3, 6, 9, 2, 5, 8, 11)),
 ]  # fmt: skip
@@ -223,6 +244,8 @@ def rows() -> list[str]:
     for e in EXPERIMENTS:
         link, found = lines(e)
         result = "<br>".join(text for text, _ in found) + f" ({link})"
+        if e.note:
+            result += f"<br>*{e.note}*"
         verdict = "<br>".join(v for _, v in found)
         cells = [f"[`{e.system}`](src/iclr26/{e.system}/README.md)", e.question, result, verdict]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
@@ -235,5 +258,7 @@ def verdicts_of(system: str) -> str:
     for e in EXPERIMENTS:
         if e.system == system:
             _, shown = lines(e)
-            found.append(", ".join(v.split(" (")[0].replace("**", "") for _, v in shown))
+            verdicts = [v.split(" (")[0].replace("**", "") for _, v in shown]
+            counts = {v: verdicts.count(v) for v in verdicts}  # in order of first appearance
+            found.append(", ".join(v if n == 1 else f"{n}× {v}" for v, n in counts.items()))
     return "; ".join(found) if found else "—"

@@ -44,6 +44,7 @@ DEMO_TIMES = ROOT / "benchmarks" / "demo" / "results" / "times_jobs2.json"
 BENCH_FILE = {
     "laplacianformer": "accuracy_bench.json",
     "vincie": "vincie_bench_rejudged.json",  # the saved bench under the one rule (vincie/rejudge.py)
+    "lfqa_e": "lfqa_e_headline_bench_whole_zh.json",  # the released Chinese file (lfqa_e/headline.py)
 }
 
 

@@ -135,10 +135,13 @@ def test_grounding_agent_clicks_the_found_centre_and_leaves_out_the_missing():
 
 def test_command_space_accepts_only_command_calls():
     assert parse_commands("command('a := 42')\ncommand(\"show spheres\")") == ["a := 42", "show spheres"]
+    assert parse_commands("command(text='a := 42')") == ["a := 42"]
     for bad, why in [
         ("pyautogui.click(1, 2)", "only command"),
         ("command(x)", "one literal string"),
         ("command('a', 'b')", "only command"),
+        ("command(text='a', name='b')", "only command"),
+        ("command(cmd='a')", "only command"),
         ("command('')", "non-empty"),
         ("command('a\\nb')", "one non-empty line"),
         ("command('a'", "not valid Python"),
@@ -179,9 +182,12 @@ def test_the_two_studies_pick_their_tasks_and_name_their_claims():
     assert ("grounding", ("always_fail", "random_click"), True) in claims
     assert ("noise_20", ("oracle",), False) in claims
     c = study(ScienceBoardConfig(experiment="command", per_domain=0))
-    assert {a.name for a in c.arms} == {
-        "llm_command",
-        "llm_pixel",
+    assert {a.name: dict(a.params) for a in c.arms if a.name.startswith("llm")} == {
+        "llm_command": {"action_space": "command"},
+        "llm_command_task": {"action_space": "command", "observation": "task"},
+        "llm_pixel": {},
+    }
+    assert {a.name for a in c.arms} >= {
         "oracle_command",
         "always_fail",
         "random_click",
@@ -194,7 +200,8 @@ def test_the_two_studies_pick_their_tasks_and_name_their_claims():
     }
     assert len(c.units) == 15
     assert [(x.method, x.baselines) for x in c.claims] == [
-        ("llm_command", ("llm_pixel", "always_fail", "random_click"))
+        ("llm_command", ("llm_pixel", "always_fail", "random_click")),
+        ("llm_command_task", ("llm_pixel", "always_fail", "random_click")),
     ]
 
 
@@ -210,6 +217,8 @@ def test_bad_experiment_config_is_named(tmp_path):
         ScienceBoardEnv(tex, None, tmp_path, action_space="command")  # type: ignore[arg-type]
     with pytest.raises(UserError, match="action_space"):
         ScienceBoardEnv(tex, None, tmp_path, action_space="voice")  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="observation must be one of"):
+        ScienceBoardEnv(tex, None, tmp_path, observation="tasks")  # type: ignore[arg-type]
 
 
 @pytest.mark.debian(*DESKTOP, "kalgebra", "grass-core", "xterm", "tmux", "bubblewrap")
@@ -236,6 +245,12 @@ def test_grounding_agent_and_command_space_on_real_apps(tmp_path):
         pixel = OracleAgent({k.task_id: [BLOCK, "DONE"]})
         ep, env = episode(k.task_id, pixel, "command")  # a pyautogui block is refused in this space
         assert not ep.success and "only command" in str(ep.steps[0].info)
+        bare = ScienceBoardEnv(k.task(), desk, tmp_path / "bare", observation="task")
+        try:
+            seen = bare.reset().text
+        finally:
+            bare.close()
+        assert seen.startswith("Task: In KAlgebra") and "accessibility tree" not in seen and "\t" not in seen
         g = BY_ID["grass-direct-resolution"]
         ep, _ = episode(g.task_id, OracleAgent({g.task_id: reference_commands(g.oracle)}), "command")
         assert ep.success

@@ -44,16 +44,17 @@ def parse_commands(code: str) -> list[str]:
     out = []
     for stmt in tree.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
+        args = [] if not isinstance(call, ast.Call) else [*call.args, *(k.value for k in call.keywords)]
         if not (
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Name)
             and call.func.id == "command"
-            and len(call.args) == 1
-            and not call.keywords
-        ):
+            and len(args) == 1
+            and all(k.arg == "text" for k in call.keywords)
+        ):  # command(text): one argument, by position or as text=
             got = ast.unparse(stmt)[:80]
             raise InvalidAction(f"only command('text') calls are allowed here, got `{got}`")
-        arg = call.args[0]
+        arg = args[0]
         if not isinstance(arg, ast.Constant) or not isinstance(arg.value, str):
             raise InvalidAction(f"command needs one literal string, got `{ast.unparse(arg)[:80]}`")
         if not arg.value.strip() or len(arg.value) > MAX_TEXT or "\n" in arg.value:

@@ -24,6 +24,9 @@ OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "set_of_marks
 """The paper's observation settings: the linearised accessibility tree; the screenshot; both; the
 set-of-mark screenshot (numbered boxes on the tree's elements, with the tagged tree as text, and
 `pyautogui.click(tag_N)` accepted); and the textual one, the terminal's text (GRASS GIS only)."""
+TASK_ONLY = "task"
+"""An observation of the task's instruction alone (no tree, no screen, no terminal): the command action
+space's knowledge-only arm (`system.command_study`); not one of the paper's settings."""
 
 
 @dataclass(frozen=True)

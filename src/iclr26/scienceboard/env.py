@@ -39,7 +39,7 @@ from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
 from iclr26.scienceboard.command_space import COMMAND_APPS, command_events, parse_commands
-from iclr26.scienceboard.config import OBSERVATIONS
+from iclr26.scienceboard.config import OBSERVATIONS, TASK_ONLY
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.probes import GrassLocation, ProbeError, kalgebra_variables
@@ -137,8 +137,8 @@ class ScienceBoardEnv:
             raise UserError(f"{task.path} cannot run here: {'; '.join(mapping.reasons)}")
         if mapping.app not in LAUNCH:
             raise UserError(f"{task.path}: the environment cannot launch {mapping.app} yet")
-        if observation not in OBSERVATIONS:
-            raise UserError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        if observation not in (*OBSERVATIONS, TASK_ONLY):
+            raise UserError(f"observation must be one of {(*OBSERVATIONS, TASK_ONLY)}, got {observation!r}")
         if observation == "textual" and mapping.app != "grass":
             raise UserError(
                 f"{task.path}: the textual observation is a terminal's text; {mapping.app} has no terminal "
@@ -356,7 +356,7 @@ class ScienceBoardEnv:
             boxes = [(str(i), n.box) for i, n in enumerate(shown, 1)]
             image = draw_boxes(self.desktop.display.screenshot(), boxes)  # type: ignore[arg-type]
             text += "The tagged elements of the screenshot (tag_N is the box numbered N):\n" + tree
-        if self.terminal is not None and mode != "screenshot":  # xterm has no accessibility tree
+        if self.terminal is not None and mode not in ("screenshot", TASK_ONLY):  # xterm: no a11y tree
             screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
             text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
         if mode in ("screenshot", "screenshot_a11y_tree"):

@@ -29,7 +29,7 @@ from iclr26.core.records import markdown_table
 from iclr26.core.study import Arm, Study, Unit, run_study
 from iclr26.core.system import preset_table
 from iclr26.scienceboard.command_space import COMMAND_APPS, command_prompt, reference_commands
-from iclr26.scienceboard.config import AGENTS, ScienceBoardConfig
+from iclr26.scienceboard.config import AGENTS, TASK_ONLY, ScienceBoardConfig
 from iclr26.scienceboard.floors import RandomClicks, always_fail
 from iclr26.scienceboard.grounding import GroundingAgent, NoisyOracleAgent, plan, pointer_actions
 from iclr26.scienceboard.suite import BuiltTask, built_tasks
@@ -179,13 +179,15 @@ def _state_task(task: BuiltTask) -> bool:
 
 def command_study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None) -> Study:
     """The command action space, on the KAlgebra, PyMOL and GRASS tasks that end in a state
-    (`per_domain` each): the model with `command('text')` (`llm_command`) against the same model with
-    pyautogui (`llm_pixel`) and the two floors, named before the run; the reference solution in the
-    command space (`oracle_command`) must pass every task, so the space can solve them."""
+    (`per_domain` each): the model with `command('text')` seeing the tree (`llm_command`) or the task
+    alone (`llm_command_task`), each against the same model with pyautogui seeing the tree
+    (`llm_pixel`) and the two floors, named before the run; the reference solution in the command space
+    (`oracle_command`) must pass every task, so the space can solve them."""
     domains = tuple(d for d in cfg.domains if d in ("algebra", "biochemistry", "gis"))
     tasks = select_tasks(cfg, cfg.per_domain, domains, keep=_state_task)
     arms = [
         Arm("llm_command", "method", params={"action_space": "command"}),
+        Arm("llm_command_task", "method", params={"action_space": "command", "observation": TASK_ONLY}),
         Arm("llm_pixel", "baseline"),
         Arm("oracle_command", "oracle", params={"action_space": "command"}),
         ARMS["always_fail"],
@@ -193,7 +195,10 @@ def command_study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | Non
     ]
     label = "tasks passed (0/1), paired over the tasks"
     baselines = ("llm_pixel", *FLOORS)
-    claims = [Claim("success", "llm_command", baselines, interval="bootstrap", floor=0.0, label=label)]
+    claims = [
+        Claim("success", arm, baselines, interval="bootstrap", floor=0.0, label=label)
+        for arm in ("llm_command", "llm_command_task")
+    ]
     return _study(cfg, tasks, arms, claims, desk, workdir)
 
 
@@ -238,7 +243,8 @@ def _agent(cfg: ScienceBoardConfig, ctx: RunContext, arm: Arm, task: BuiltTask, 
         return RandomClicks(cfg.seed, clicks=min(steps, _budget(cfg, task).max_steps - 1))
     model = ctx.chat_model(images=_needs_images(cfg))
     command = arm.params.get("action_space") == "command"
-    prompt = (command_prompt(task.spec["type"], SEEN[cfg.observation]) if command
+    seen = SEEN.get(arm.params.get("observation", cfg.observation), "nothing else")
+    prompt = (command_prompt(task.spec["type"], seen) if command
               else system_prompt(task.spec["type"], cfg.observation))  # fmt: skip
     prefill = (COMMAND_PREFILL if command else PREFILL) if cfg.prefill else ""
     return LLMAgent(
@@ -273,7 +279,8 @@ def _measure(
     if cfg.figures and arm.name == "oracle":
         figure = ctx.out_dir / f"screen_{map_task(t.task()).app}.png"
     env = ScienceBoardEnv(
-        t.task(), desk, workdir / arm.name / unit.key, observation=cfg.observation,
+        t.task(), desk, workdir / arm.name / unit.key,
+        observation=arm.params.get("observation", cfg.observation),
         a11y_chars=cfg.a11y_chars, pause_s=cfg.pause_s, figure=figure,
         action_space=arm.params.get("action_space", "pixel"),
     )  # fmt: skip

@@ -57,6 +57,8 @@ def views(
         steps = statistics.mean(len(e.steps) for e in eps) if eps else 0
         tokens = statistics.mean(e.prompt_tokens + e.completion_tokens for e in eps) if eps else 0
         label = eps[0].agent if eps else name
+        if sum(bool(e) and e[0].agent == label for e in episodes.values()) > 1:
+            label = f"{label} [{name}]"  # two arms, one agent name: the arm tells them apart
         rows.append(
             [label, *(round(rates[d], 1) if d in rates else "" for d in DOMAINS), round(overall, 2),
              round(steps, 1), round(tokens)]

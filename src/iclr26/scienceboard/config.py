@@ -16,10 +16,17 @@ BUILT_DOMAINS = DOMAINS
 AGENTS = ("oracle", "null", "always_fail", "random_click", "llm")
 """oracle: the reference solutions (validates the task set); null: says DONE at once; always_fail: says
 FAIL at once (a floor); random_click: clicks random points, then DONE (a floor); llm: the model."""
+EXPERIMENTS = ("suite", "grounding", "command")
+"""suite: the success table (the agents of `agents`); grounding: the oracle with pointer noise and the
+grounding-only agent (`grounding.py`); command: the model in the command action space against the
+pixel one (`command_space.py`)."""
 OBSERVATIONS = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "set_of_marks", "textual")
 """The paper's observation settings: the linearised accessibility tree; the screenshot; both; the
 set-of-mark screenshot (numbered boxes on the tree's elements, with the tagged tree as text, and
 `pyautogui.click(tag_N)` accepted); and the textual one, the terminal's text (GRASS GIS only)."""
+TASK_ONLY = "task"
+"""An observation of the task's instruction alone (no tree, no screen, no terminal): the command action
+space's knowledge-only arm (`system.command_study`); not one of the paper's settings."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,14 @@ class ScienceBoardConfig:
 
     RENAMED: ClassVar[dict[str, str]] = run_llm_renames("llm", "llm_path")
 
+    experiment: str = "suite"
+    """suite: every agent of `agents` on the selected tasks (the success table); grounding: on the tasks
+    whose reference solution points, the oracle with Gaussian pointer noise of each `noise_px`, the
+    scripted grounding-only agent and the floors; command: on the KAlgebra, PyMOL and GRASS tasks that end
+    in a state (no ANSWER, no FAIL), the model in the command action space against the same model in the
+    pixel space, the reference solution in the command space and the floors"""
+    noise_px: tuple[int, ...] = (5, 10, 20)
+    """grounding: the σ (pixels) of the Gaussian noise on the oracle's pointer actions, one arm each"""
     tasks: str = "builtin"
     """builtin: the built-here task set; else a folder (or file) of the authors' task files, loaded and
     mapped onto our apps (the mapping table; their tasks need the authors' data to run)"""
@@ -84,6 +99,11 @@ class ScienceBoardConfig:
         if not self.domains or not self.agents:
             raise ConfigError("domains and agents must each name at least one")
         check_in("observation", self.observation, OBSERVATIONS)
+        check_in("experiment", self.experiment, EXPERIMENTS)
+        if not self.noise_px or len(set(self.noise_px)) != len(self.noise_px):
+            raise ConfigError(f"noise_px must name distinct sigmas, got {self.noise_px!r}")
+        for sigma in self.noise_px:
+            check_int("noise_px", sigma, 1)
         for name in ("per_domain", "llm_per_domain", "max_steps", "seed"):
             check_int(name, getattr(self, name), 0)
         check_int("max_tokens", self.max_tokens, 16)

@@ -12,7 +12,8 @@ Stellarium's control ports are reached through a Unix socket relayed into it. A 
 may carry `build`: the location is then created and filled by GRASS's own import modules
 (`r.in.ascii`, `v.in.ascii`) from files the task wrote.
 
-`step` carries out one action: a pyautogui block (parsed, never executed: `gui_actions`) or WAIT.
+`step` carries out one action: a pyautogui block (parsed, never executed: `gui_actions`), in the
+command action space a block of `command('...')` calls (`command_space`), or WAIT.
 The observation is one of the paper's settings (`config.OBSERVATIONS`), always after the task's
 instruction. `evaluate` runs the
 task's checks against the app's final state and how the episode ended. `close` stops the app; the
@@ -37,7 +38,8 @@ from iclr26.agents.display import stop_group
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
-from iclr26.scienceboard.config import OBSERVATIONS
+from iclr26.scienceboard.command_space import COMMAND_APPS, command_events, parse_commands
+from iclr26.scienceboard.config import OBSERVATIONS, TASK_ONLY
 from iclr26.scienceboard.desktop import Desktop
 from iclr26.scienceboard.gui_actions import parse_pyautogui, perform
 from iclr26.scienceboard.probes import GrassLocation, ProbeError, kalgebra_variables
@@ -66,6 +68,8 @@ PACKAGES = {"texstudio": "texstudio", "pymol": "pymol", "kalgebra": "kalgebra", 
             "stellarium": "stellarium"}  # fmt: skip
 """The Debian package of each app (named in errors; `make deps` installs them)."""
 STOPS = {"done": "DONE", "fail": "FAIL", "answer": "ANS"}
+ACTION_SPACES = ("pixel", "command")
+"""pixel: pyautogui blocks (the paper's); command: `command('text')` into the app's known input."""
 
 
 PYMOL_PORT, STELLARIUM_PORT = 9123, 8090
@@ -126,20 +130,26 @@ class ScienceBoardEnv:
         pause_s: float = 0.5,
         settle_s: float = 1.5,
         figure: str | Path | None = None,
+        action_space: str = "pixel",
     ) -> None:
         mapping = map_task(task)
         if not mapping.supported:
             raise UserError(f"{task.path} cannot run here: {'; '.join(mapping.reasons)}")
         if mapping.app not in LAUNCH:
             raise UserError(f"{task.path}: the environment cannot launch {mapping.app} yet")
-        if observation not in OBSERVATIONS:
-            raise UserError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        if observation not in (*OBSERVATIONS, TASK_ONLY):
+            raise UserError(f"observation must be one of {(*OBSERVATIONS, TASK_ONLY)}, got {observation!r}")
         if observation == "textual" and mapping.app != "grass":
             raise UserError(
                 f"{task.path}: the textual observation is a terminal's text; {mapping.app} has no terminal "
                 "(use a11y_tree, screenshot, screenshot_a11y_tree or set_of_marks)"
             )
+        if action_space not in ACTION_SPACES:
+            raise UserError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
+        if action_space == "command" and mapping.app not in COMMAND_APPS:
+            raise UserError(f"{task.path}: {mapping.app} has no command input (command(): {COMMAND_APPS})")
         self.task, self.desktop, self.app = task, desktop, mapping.app
+        self.action_space = action_space
         self.workdir = Path(workdir)
         self.observation, self.a11y_chars, self.pause_s, self.settle_s = (
             observation,
@@ -346,7 +356,7 @@ class ScienceBoardEnv:
             boxes = [(str(i), n.box) for i, n in enumerate(shown, 1)]
             image = draw_boxes(self.desktop.display.screenshot(), boxes)  # type: ignore[arg-type]
             text += "The tagged elements of the screenshot (tag_N is the box numbered N):\n" + tree
-        if self.terminal is not None and mode != "screenshot":  # xterm has no accessibility tree
+        if self.terminal is not None and mode not in ("screenshot", TASK_ONLY):  # xterm: no a11y tree
             screen = "\n".join(line.rstrip() for line in self.terminal.capture().splitlines()).strip()
             text += f"\nThe terminal's text (window 'GRASS GIS'):\n{screen}\n"
         if mode in ("screenshot", "screenshot_a11y_tree"):
@@ -363,7 +373,11 @@ class ScienceBoardEnv:
             time.sleep(min(max(seconds, 0.0), 10.0))
         elif action.kind == "code":
             assert self.desktop.display is not None
-            events = parse_pyautogui(str(action.content), self.tags)
+            if self.action_space == "command":  # command('...') calls only: `command_space`
+                texts = parse_commands(str(action.content))
+                events = [e for t in texts for e in command_events(self.app, t)]
+            else:
+                events = parse_pyautogui(str(action.content), self.tags)
             self._save_figure(events)
             perform(events, self.desktop.display, pause_s=self.pause_s)
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,22 +28,31 @@ from iclr26.core.errors import UserError
 from iclr26.core.records import markdown_table
 from iclr26.core.study import Arm, Study, Unit, run_study
 from iclr26.core.system import preset_table
-from iclr26.scienceboard.config import AGENTS, ScienceBoardConfig
+from iclr26.scienceboard.command_space import COMMAND_APPS, command_prompt, reference_commands
+from iclr26.scienceboard.config import AGENTS, TASK_ONLY, ScienceBoardConfig
 from iclr26.scienceboard.floors import RandomClicks, always_fail
+from iclr26.scienceboard.grounding import GroundingAgent, NoisyOracleAgent, plan, pointer_actions
 from iclr26.scienceboard.suite import BuiltTask, built_tasks
-from iclr26.scienceboard.task import load_tasks, map_task
+from iclr26.scienceboard.task import APPS, load_tasks, map_task
 from iclr26.scienceboard.views import DOMAIN_OF, views
 
 PREFILL = "```python\npyautogui."
 """The prefilled start of each reply (config `prefill`): a pyautogui call, so a small model acts; the
 reply then stops at the block's closing fence."""
+COMMAND_PREFILL = "```python\ncommand("
+"""The same in the command action space: the reply starts a `command(` call."""
 KINDS = ("direct", "basic", "knowledge", "reasoning", "infeasible")
 
 
-def select_tasks(cfg: ScienceBoardConfig, per_domain: int, domains: tuple[str, ...] = ()) -> list[BuiltTask]:
+def select_tasks(
+    cfg: ScienceBoardConfig,
+    per_domain: int,
+    domains: tuple[str, ...] = (),
+    keep: Callable[[BuiltTask], bool] | None = None,
+) -> list[BuiltTask]:
     """The built-here tasks of `domains` (default: the config's; only `task_ids` when the config names
-    them), at most `per_domain` each, spread over the kinds."""
-    every = built_tasks()
+    them; only those `keep` keeps), at most `per_domain` each, spread over the kinds."""
+    every = [t for t in built_tasks() if keep is None or keep(t)]
     if cfg.task_ids:
         unknown = sorted(set(cfg.task_ids) - {t.task_id for t in every})
         if unknown:
@@ -105,7 +115,12 @@ def study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None
     claim (with the llm and a floor on) is the model agent against each floor on tasks passed, named
     before the run, paired over the tasks the agent ran with a bootstrap interval (a 0/1 metric); 0 vs
     0 everywhere is `uninformative`. A floor is the claim's baseline, so its own floor is the constant
-    0. `desk` (a running `Desktop`) and `workdir` are what `measure` needs to run a cell."""
+    0. `desk` (a running `Desktop`) and `workdir` are what `measure` needs to run a cell. The
+    `experiment` switch picks the grounding or command study instead."""
+    if cfg.experiment == "grounding":
+        return grounding_study(cfg, desk, workdir)
+    if cfg.experiment == "command":
+        return command_study(cfg, desk, workdir)
     tasks = select_tasks(cfg, cfg.per_domain)
     arms = [ARMS[a] for a in AGENTS if a in cfg.agents]
     units = [Unit(t.task_id, cfg.seed, {"domain": DOMAIN_OF[t.spec["type"]], "kind": t.kind}) for t in tasks]
@@ -121,6 +136,70 @@ def study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None
     return Study("scienceboard", arms, units, measure, claims=claims, metrics=["success", "steps"],
                  pass_metric="success", config=cfg, seed=cfg.seed,
                  views=functools.partial(views, cfg, by_id))  # fmt: skip
+
+
+def _study(cfg: ScienceBoardConfig, tasks: list[BuiltTask], arms: list[Arm], claims: list[Claim],
+           desk: Any, workdir: Path | None) -> Study:  # fmt: skip
+    """A study over `tasks` with `arms` and `claims`, measured and shown as the success table's."""
+    units = [Unit(t.task_id, cfg.seed, {"domain": DOMAIN_OF[t.spec["type"]], "kind": t.kind}) for t in tasks]
+    by_id = {t.task_id: t for t in tasks}
+    measure = functools.partial(_measure, cfg, by_id, set(by_id), desk, workdir)
+    return Study(f"scienceboard-{cfg.experiment}", arms, units, measure, claims=claims,
+                 metrics=["success", "steps"], pass_metric="success", config=cfg, seed=cfg.seed,
+                 views=functools.partial(views, cfg, by_id))  # fmt: skip
+
+
+def _points(task: BuiltTask) -> bool:
+    return pointer_actions(task.oracle) > 0
+
+
+def grounding_study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None) -> Study:
+    """Grounding versus planning, on the tasks whose reference solution points (`per_domain` each): the
+    oracle (σ = 0), the oracle with Gaussian pointer noise of each `noise_px` (`grounding.jitter`), the
+    scripted grounding-only agent (the plan as text, elements found in the accessibility tree) and the
+    two floors. Claims, named before the run: the grounding agent beats each floor, and against the
+    oracle (the ceiling); each noise level loses tasks against the oracle (lower success is the claim)."""
+    tasks = select_tasks(cfg, cfg.per_domain, keep=_points)
+    noise = [Arm(f"noise_{s}", "method", params={"sigma": s}) for s in cfg.noise_px]
+    arms = [ARMS["oracle"], *noise, Arm("grounding", "method"), ARMS["always_fail"], ARMS["random_click"]]
+    label = "tasks passed (0/1), paired over the tasks"
+    claims = [
+        Claim("success", "grounding", FLOORS, interval="bootstrap", floor=0.0, label=label),
+        Claim("success", "grounding", ("oracle",), interval="bootstrap", label=label),
+        *(Claim("success", a.name, ("oracle",), higher_is_better=False, interval="bootstrap",
+                label="tasks passed (0/1); lower than the oracle is the claim") for a in noise),
+    ]  # fmt: skip
+    return _study(cfg, tasks, arms, claims, desk, workdir)
+
+
+def _state_task(task: BuiltTask) -> bool:
+    """A task of an app with a command input that ends in a state (no ANSWER, no FAIL)."""
+    return APPS.get(task.spec["type"]) in COMMAND_APPS and task.kind in ("direct", "basic", "knowledge")
+
+
+def command_study(cfg: ScienceBoardConfig, desk: Any = None, workdir: Path | None = None) -> Study:
+    """The command action space, on the KAlgebra, PyMOL and GRASS tasks that end in a state
+    (`per_domain` each): the model with `command('text')` seeing the tree (`llm_command`) or the task
+    alone (`llm_command_task`), each against the same model with pyautogui seeing the tree
+    (`llm_pixel`) and the two floors, named before the run; the reference solution in the command space
+    (`oracle_command`) must pass every task, so the space can solve them."""
+    domains = tuple(d for d in cfg.domains if d in ("algebra", "biochemistry", "gis"))
+    tasks = select_tasks(cfg, cfg.per_domain, domains, keep=_state_task)
+    arms = [
+        Arm("llm_command", "method", params={"action_space": "command"}),
+        Arm("llm_command_task", "method", params={"action_space": "command", "observation": TASK_ONLY}),
+        Arm("llm_pixel", "baseline"),
+        Arm("oracle_command", "oracle", params={"action_space": "command"}),
+        ARMS["always_fail"],
+        ARMS["random_click"],
+    ]
+    label = "tasks passed (0/1), paired over the tasks"
+    baselines = ("llm_pixel", *FLOORS)
+    claims = [
+        Claim("success", arm, baselines, interval="bootstrap", floor=0.0, label=label)
+        for arm in ("llm_command", "llm_command_task")
+    ]
+    return _study(cfg, tasks, arms, claims, desk, workdir)
 
 
 def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
@@ -139,14 +218,22 @@ def run(cfg: ScienceBoardConfig, ctx: RunContext) -> Report:
         return run_study(study(cfg, desk, Path(tmp)), ctx, jobs=1, parallel="process").report
 
 
-def _agent(cfg: ScienceBoardConfig, ctx: RunContext, arm: Arm, task: BuiltTask) -> Any:
+def _agent(cfg: ScienceBoardConfig, ctx: RunContext, arm: Arm, task: BuiltTask, desk: Any = None) -> Any:
     """The arm's agent for `task`: the model agent is made per task, as its system prompt names the
     task's app."""
     from iclr26.scienceboard.env import GUI_PARSER
-    from iclr26.scienceboard.prompting import system_prompt
+    from iclr26.scienceboard.prompting import SEEN, system_prompt
 
     if arm.name == "oracle":
         return OracleAgent({task.task_id: list(task.oracle)})
+    if arm.name == "oracle_command":
+        return OracleAgent({task.task_id: reference_commands(task.oracle)})
+    if "sigma" in arm.params:
+        return NoisyOracleAgent({task.task_id: task.oracle}, arm.params["sigma"], cfg.seed)
+    if arm.name == "grounding":
+        assert desk is not None
+        app = map_task(task.task()).app
+        return GroundingAgent({task.task_id: plan(task.oracle, app)}, desk.nodes)
     if arm.name == "null":
         return NullAgent()
     if arm.name == "always_fail":
@@ -155,10 +242,15 @@ def _agent(cfg: ScienceBoardConfig, ctx: RunContext, arm: Arm, task: BuiltTask) 
         steps = int(task.spec["steps"])  # its clicks, then DONE within the budget
         return RandomClicks(cfg.seed, clicks=min(steps, _budget(cfg, task).max_steps - 1))
     model = ctx.chat_model(images=_needs_images(cfg))
+    command = arm.params.get("action_space") == "command"
+    seen = SEEN.get(arm.params.get("observation", cfg.observation), "nothing else")
+    prompt = (command_prompt(task.spec["type"], seen) if command
+              else system_prompt(task.spec["type"], cfg.observation))  # fmt: skip
+    prefill = (COMMAND_PREFILL if command else PREFILL) if cfg.prefill else ""
     return LLMAgent(
-        model, system_prompt(task.spec["type"], cfg.observation), GUI_PARSER,
+        model, prompt, GUI_PARSER,
         max_tokens=cfg.max_tokens, seed=cfg.seed, history_turns=cfg.history_turns,
-        name=f"llm:{model.name}", reply_prefix=PREFILL if cfg.prefill else "",
+        name=f"llm:{model.name}" + (" (command space)" if command else ""), reply_prefix=prefill,
         stop=("\n```",) if cfg.prefill else None,
     )  # fmt: skip
 
@@ -187,13 +279,19 @@ def _measure(
     if cfg.figures and arm.name == "oracle":
         figure = ctx.out_dir / f"screen_{map_task(t.task()).app}.png"
     env = ScienceBoardEnv(
-        t.task(), desk, workdir / arm.name / unit.key, observation=cfg.observation,
+        t.task(), desk, workdir / arm.name / unit.key,
+        observation=arm.params.get("observation", cfg.observation),
         a11y_chars=cfg.a11y_chars, pause_s=cfg.pause_s, figure=figure,
+        action_space=arm.params.get("action_space", "pixel"),
     )  # fmt: skip
-    episode = run_episode(unit.key, env, _agent(cfg, ctx, arm, t), GUI_PARSER, _budget(cfg, t))
+    agent = _agent(cfg, ctx, arm, t, desk)
+    episode = run_episode(unit.key, env, agent, GUI_PARSER, _budget(cfg, t))
     checks = [{"type": r.kind, "passed": r.passed, "detail": r.detail} for r in env.results]
-    return {"success": int(episode.success), "steps": len(episode.steps), "app": env.app,
-            "startup_s": env.startup_s, "checks": checks, "episode": episode.to_json()}  # fmt: skip
+    out = {"success": int(episode.success), "steps": len(episode.steps), "app": env.app,
+           "startup_s": env.startup_s, "checks": checks, "episode": episode.to_json()}  # fmt: skip
+    if isinstance(agent, GroundingAgent):  # the plan's elements it found in the tree, and missed
+        out |= {"found": agent.found, "missed": agent.missed}
+    return out
 
 
 def _budget(cfg: ScienceBoardConfig, task: BuiltTask) -> Budget:

@@ -57,6 +57,8 @@ def views(
         steps = statistics.mean(len(e.steps) for e in eps) if eps else 0
         tokens = statistics.mean(e.prompt_tokens + e.completion_tokens for e in eps) if eps else 0
         label = eps[0].agent if eps else name
+        if sum(bool(e) and e[0].agent == label for e in episodes.values()) > 1:
+            label = f"{label} [{name}]"  # two arms, one agent name: the arm tells them apart
         rows.append(
             [label, *(round(rates[d], 1) if d in rates else "" for d in DOMAINS), round(overall, 2),
              round(steps, 1), round(tokens)]
@@ -96,9 +98,14 @@ def views(
          for tid, t in by_id.items()],
     )  # fmt: skip
     tables.append(per_task)
-    if episodes.get("llm"):
-        tables.append(action_table(episodes["llm"]))
-        write_html(ctx.out_dir / "episodes.html", episodes["llm"], "the model agent on ScienceBoard")
+    models = [n for n in episodes if n.startswith("llm") and episodes[n]]
+    for name in models:
+        tables.append(action_table(episodes[name], "" if name == "llm" else name))
+    if models:
+        shown = [e for n in models for e in episodes[n]]
+        write_html(ctx.out_dir / "episodes.html", shown, "the model agent on ScienceBoard")
+    if any("found" in c.metrics for cells in runs.values() for c in cells):
+        tables.append(grounding_table(runs))
     everything = [e for eps in episodes.values() for e in eps]
     write_episodes(ctx.out_dir / "episodes.jsonl", everything, append=False)  # the viewer's file
     checks = [
@@ -110,9 +117,25 @@ def views(
     return Report(tables=tables, figures=figures, notes=notes)
 
 
-def action_table(episodes: list[Episode]) -> Table:
-    """What an agent did, over all its turns: clicks (and those at one point, the commonest), replies
-    that did not parse and actions the environment could not carry out, and how its episodes ended."""
+def grounding_table(runs: dict[str, list[Any]]) -> Table:
+    """Per app: the plan's elements the grounding-only agent found in the accessibility tree, those it
+    did not, and the tasks it passed."""
+    per: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for c in runs.get("grounding", []):
+        row = per[c.metrics["app"]]
+        row[0] += c.metrics["found"]
+        row[1] += c.metrics["missed"]
+        row[2] += int(c.metrics["success"])
+        row[3] += 1
+    rows = [[app, f, m, f"{s}/{n}"] for app, (f, m, s, n) in sorted(per.items())]
+    return Table("The grounding-only agent: the plan's elements found in the accessibility tree",
+                 ["app", "elements found", "elements not found", "tasks passed"], rows)  # fmt: skip
+
+
+def action_table(episodes: list[Episode], arm: str = "") -> Table:
+    """What an agent did, over all its turns: clicks (and those at one point, the commonest), commands,
+    replies that did not parse and actions the environment could not carry out, and how its episodes
+    ended."""
     steps = [s for e in episodes for s in e.steps]
     clicks: Counter[tuple[str, ...]] = Counter()
     for s in steps:
@@ -121,12 +144,15 @@ def action_table(episodes: list[Episode]) -> Table:
             clicks[tuple(x.strip() for x in m.group(1).split(",")[:2])] += 1
     point, at = clicks.most_common(1)[0] if clicks else ((), 0)
     ends = Counter(e.stop_reason for e in episodes)
+    commands = sum(len(re.findall(r"^command\(", (s.action or {}).get("content") or "", re.M)) for s in steps)
     rows = [
         ["turns", len(steps)],
         ["click calls", sum(clicks.values())],
+        ["command calls", commands],
         [f"click calls at the commonest point ({', '.join(point) or '-'})", at],
         ["replies that did not parse", sum(bool(s.parse_error) for s in steps)],
         ["actions that could not be carried out", sum("invalid_action" in s.info for s in steps)],
         *[[f"episodes ended by {reason}", n] for reason, n in sorted(ends.items())],
     ]
-    return Table(f"The model agent's actions ({len(episodes)} episodes)", ["what", "count"], rows)
+    who = f"The model agent's actions ({arm}" if arm else "The model agent's actions ("
+    return Table(f"{who}{', ' if arm else ''}{len(episodes)} episodes)", ["what", "count"], rows)

@@ -125,6 +125,11 @@ def arms(title: str, column: str, labels: dict[str, str], what: str, verdict: st
     return render
 
 
+def both(*renders: Render) -> Render:
+    """The lines of each render, in order."""
+    return lambda saved: [line for render in renders for line in render(saved)]
+
+
 def near_misses(saved: dict) -> list[Line]:
     """devops_gym's verifier discrimination: near misses accepted, references accepted."""
     kinds = saved["per_kind"]
@@ -207,6 +212,16 @@ EXPERIMENTS: list[Experiment] = [
                "glow_bench_hard.json", hard_suite(0.3)),
     Experiment("glow", "What does the paper's soft constraint (remap off) change?", "glow_soft_demo.json",
                soft_constraint),
+    Experiment("scienceboard", "Grounding or planning: how much do the tasks need precise pointing, and does "
+               "a scripted agent given the plan as text find the elements in the accessibility tree?",
+               "grounding_bench.json", claims()),
+    Experiment("scienceboard", "Does a command action space let a text-only model use what it knows?",
+               "command_space_bench.json",
+               both(claims(keep=lambda cc: cc["baseline"] == "llm_pixel"),
+                    arms("scienceboard-command: every arm", "success",
+                         {"oracle_command": "reference as commands"}, "the action space itself",
+                         "suite check (the oracle must pass every task)")),
+               note="SmolLM2 copies the tree's fields into command() or types wrong syntax (README)"),
     Experiment("liveweb_ie", "Does visual narrowing (VGS) beat raw HTML, with no LLM?", "no_llm_bench.json",
                claims()),
     Experiment("liveweb_ie", "Which VGS stage fails?", "no_llm_bench.json",

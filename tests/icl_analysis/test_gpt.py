@@ -113,7 +113,7 @@ def test_encode_pairs_puts_the_loss_on_every_label():
     assert targets == [ig, ig, ig, v["<1>"], ig, ig, ig, v["<0>"], ig]
 
 
-@pytest.mark.parametrize("family", ["dfa", "pattern"])
+@pytest.mark.parametrize("family", ["dfa", "pattern", "stack", "reversal", "vending"])
 def test_batches_hold_the_automatons_labels(family):
     cfg = GPTConfig(family=family, **{**TINY, "max_shots": 6, "max_len": 20})
     rng = random.Random(2)
@@ -239,7 +239,8 @@ def test_evaluate_gpt_scores_the_split(tiny_parity):
     predictions = model.predict(splits.train[:2], splits.ood[0.85][:25])
     assert s.correct == sum(p == it.label for p, it in zip(predictions, splits.ood[0.85], strict=False))
     assert model.predict([], [Item("0" * (block + 5), 1)]) == [None]
-    assert FAMILY_OF_TASK == {"parity": "dfa", "pattern_matching": "pattern"}
+    assert FAMILY_OF_TASK == {"parity": "dfa", "pattern_matching": "pattern", "stack": "stack",
+                              "reversal": "reversal", "vending_machine": "vending"}  # fmt: skip
 
 
 def test_bad_input_is_rejected_in_one_line(tiny_parity):
@@ -256,7 +257,8 @@ def test_bad_input_is_rejected_in_one_line(tiny_parity):
         (lambda: model.predict(splits.train[:4], splits.test[:1]), "4 exemplars, but the model was trained"),
         (lambda: model.predict([], [Item("0a1", 1)]), "characters \\['a'\\] outside family 'dfa'"),
         (lambda: evaluate_gpt(model, "parity", splits, 4, 0.0, 5), "shots must be an int in \\[0, 3\\]"),
-        (lambda: evaluate_gpt(model, "stack", splits, 2, 0.0, 5), "task_name must be one of 'parity'"),
+        (lambda: evaluate_gpt(model, "maze_solve", splits, 2, 0.0, 5), "task_name must be one of 'parity'"),
+        (lambda: evaluate_gpt(model, "stack", splits, 2, 0.0, 5), "needs a model of family 'stack'"),
         (
             lambda: evaluate_gpt(model, "pattern_matching", splits, 2, 0.0, 5),
             "needs a model of family 'pattern'",

@@ -10,8 +10,9 @@ claim: gpt@20 against both, then against kNN and the decision tree fitted on the
 Resumable: the study's cells and the GPT's checkpoints live in --out. Saves
 results/icl_analysis_bench_<tag>.json (default tag gpt_grid), with `validation_automata_%`: the
 trained GPT's accuracy on random automata of its family it never trained on (its validation
-automata, 200 of them, 10 queries each) at each shot count, which says whether it learns in context
-at all. Another family: `--set tasks=vending_machine --set gpt_tasks=vending_machine --set
+automata, 200 of them, 10 queries each) at each shot count, beside the floors on the same queries
+(the better constant label, each automaton's exemplars' majority), which says whether it learns in
+context at all. Another family: `--set tasks=vending_machine --set gpt_tasks=vending_machine --set
 gpt.max_len=32 --set gpt.max_shots=10 --set shots=0,2,5,10 --tag gpt_grid_vending`. On a GPU:
 `--set gpt.device=cuda`.
 """
@@ -29,7 +30,7 @@ from _meta import save_preset_result
 from iclr26.core.config import parse_overrides
 from iclr26.core.runner import run_system
 from iclr26.icl_analysis import SYSTEM
-from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, train_icl_gpt, validation_accuracy
+from iclr26.icl_analysis.gpt import FAMILY_OF_TASK, train_icl_gpt, validation_accuracy, validation_floors
 
 GRID = {
     "sweep": "false",
@@ -54,7 +55,8 @@ def main() -> None:
         "--tag", default="gpt_grid", help="suffix of the results file (another size: another tag)"
     )
     args = ap.parse_args()
-    overrides = parse_overrides([f"{k}={v}" for k, v in GRID.items()] + args.overrides)
+    # the command line's --set wins over the grid's
+    overrides = {**parse_overrides([f"{k}={v}" for k, v in GRID.items()]), **parse_overrides(args.overrides)}
     record, run_dir = run_system(SYSTEM, "bench", overrides, out=args.out, llm="embedded")
     path = save_preset_result(
         record, run_dir, Path(__file__).parent / "results", "icl_analysis", "bench", args.tag
@@ -65,7 +67,13 @@ def main() -> None:
         gcfg = replace(cfg.gpt, family=FAMILY_OF_TASK[task], seed=cfg.seed)
         model = train_icl_gpt(gcfg, run_dir / "checkpoints" / f"gpt-{task}")
         shots = [k for k in cfg.shots if k <= gcfg.max_shots]
-        validation[task] = {k: round(validation_accuracy(model, k, n_automata=200), 1) for k in shots}
+        validation[task] = {
+            k: {
+                "gpt": round(validation_accuracy(model, k, n_automata=200), 1),
+                **{f: None if v is None else round(v, 1) for f, v in validation_floors(gcfg, k, 200).items()},
+            }
+            for k in shots
+        }
         print(f"{task}: validation automata accuracy % by shots {validation[task]}")
     payload = json.loads(path.read_text())
     payload["validation_automata_%"] = validation

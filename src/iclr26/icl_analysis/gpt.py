@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -681,7 +681,7 @@ class ICLGPT:
 # ---------------------------------------------------------------------------------------------
 # Training
 
-_RESUME_IGNORES = ("device", "checkpoint_every")  # fields a resumed run may change
+_RESUME_IGNORES = ("device", "checkpoint_every", "steps")  # fields a resumed run may change
 
 
 def _checkpoints(checkpoint_dir: Path) -> list[Path]:
@@ -705,7 +705,11 @@ def train_icl_gpt(
     on_progress: Callable[[int, float], None] | None = None,
 ) -> ICLGPT:
     """Train a GPT on in-context sequences of `cfg.family` (resuming from the latest checkpoint in
-    `checkpoint_dir`, which keeps the newest one); `on_progress(step, loss)` after every step."""
+    `checkpoint_dir`, which keeps the newest one); `on_progress(step, loss)` after every step.
+
+    A resumed run may change `steps` (not below the checkpoint's step): training then goes on, or
+    stops, at the new count, and the learning rate follows the new count's schedule from the step
+    reached (`steps` equal to the checkpoint's step: the checkpoint's model, no further step)."""
     if not isinstance(cfg, GPTConfig):
         raise ConfigError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
     info = init_distributed(cfg.device)
@@ -728,6 +732,11 @@ def train_icl_gpt(
             raise ConfigError(
                 f"checkpoint_dir {checkpoint_dir} holds a run with other {', '.join(differ)}; "
                 "use a new folder"
+            )
+        if int(state["step"]) > cfg.steps:
+            raise ConfigError(
+                f"checkpoint_dir {checkpoint_dir} holds a run at step {state['step']}, "
+                f"beyond steps={cfg.steps}"
             )
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
@@ -809,6 +818,22 @@ def evaluate_gpt(
     return score(model.predict(shown, items), [it.label for it in items])
 
 
+def _validation_sets(
+    cfg: GPTConfig, shots: int, n_automata: int, queries: int, seed: int
+) -> Iterator[list[Item]]:
+    """The labelled items of `n_automata` random validation automata of `cfg.family` (never trained
+    on), `shots` exemplars then `queries` queries each, from the training input distribution."""
+    check_int("shots", shots, 0, cfg.max_shots)
+    check_int("n_automata", n_automata, 1)
+    check_int("queries", queries, 1)
+    rng = random.Random(derive_seed(seed, "validation accuracy"))
+    n = shots + queries - 1
+    cfg = replace(cfg, max_shots=n, context=max(cfg.context, 1 + (n + 1) * (cfg.max_len + 3)))
+    for _ in range(n_automata):
+        a = sample_automaton(cfg, rng, "validation")
+        yield [Item(x, y) for x, y in sample_pairs(cfg, rng, a)]
+
+
 def validation_accuracy(
     model: ICLGPT, shots: int, n_automata: int = 100, queries: int = 10, seed: int = 0
 ) -> float:
@@ -816,22 +841,33 @@ def validation_accuracy(
     on), each with `shots` exemplars and `queries` queries of the training input distribution."""
     if not isinstance(model, ICLGPT):
         raise ConfigError(f"model must be an ICLGPT, got {type(model).__name__}")
-    check_int("shots", shots, 0, model.cfg.max_shots)
-    check_int("n_automata", n_automata, 1)
-    check_int("queries", queries, 1)
-    rng = random.Random(derive_seed(seed, "validation accuracy"))
-    n = shots + queries - 1
-    cfg = replace(
-        model.cfg, max_shots=n, context=max(model.cfg.context, 1 + (n + 1) * (model.cfg.max_len + 3))
-    )
     right = total = 0
-    for _ in range(n_automata):
-        a = sample_automaton(cfg, rng, "validation")
-        items = [Item(x, y) for x, y in sample_pairs(cfg, rng, a)]
+    for items in _validation_sets(model.cfg, shots, n_automata, queries, seed):
         predictions = model.predict(items[:shots], items[shots:])
         right += sum(p == it.label for p, it in zip(predictions, items[shots:], strict=True))
         total += len(predictions)
     return 100.0 * right / total
+
+
+def validation_floors(
+    cfg: GPTConfig, shots: int, n_automata: int = 100, queries: int = 10, seed: int = 0
+) -> dict[str, float | None]:
+    """The trivial floors on the items `validation_accuracy` scores (same seed, same automata):
+    `majority_label`, the better constant label over all queries (chosen knowing their label
+    share), and `shot_majority`, each automaton's exemplars' majority label (a tie: 0; None at 0
+    shots), in %."""
+    if not isinstance(cfg, GPTConfig):
+        raise ConfigError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
+    ones = total = right = 0
+    for items in _validation_sets(cfg, shots, n_automata, queries, seed):
+        guess = int(2 * sum(it.label for it in items[:shots]) > shots)
+        ones += sum(it.label for it in items[shots:])
+        right += sum(it.label == guess for it in items[shots:])
+        total += len(items) - shots
+    return {
+        "majority_label": 100.0 * max(ones, total - ones) / total,
+        "shot_majority": 100.0 * right / total if shots else None,
+    }
 
 
 __all__ = [
@@ -857,5 +893,6 @@ __all__ = [
     "sample_pairs",
     "train_icl_gpt",
     "validation_accuracy",
+    "validation_floors",
     "vocab",
 ]

@@ -12,9 +12,10 @@ results/icl_analysis_bench_<tag>.json (default tag gpt_grid), with `validation_a
 trained GPT's accuracy on random automata of its family it never trained on (its validation
 automata, 200 of them, 10 queries each) at each shot count, beside the floors on the same queries
 (the better constant label, each automaton's exemplars' majority), which says whether it learns in
-context at all. Another family: `--set tasks=vending_machine --set gpt_tasks=vending_machine --set
-gpt.max_len=32 --set gpt.max_shots=10 --set shots=0,2,5,10 --tag gpt_grid_vending`. On a GPU:
-`--set gpt.device=cuda`.
+context at all. Another family (the README's reversal grid): `--set tasks=reversal --set
+gpt_tasks=reversal --set gpt.max_len=24 --set gpt.max_shots=10 --set shots=0,2,5,10 --set
+gpt.d_model=64 --set gpt.steps=600 --tag gpt_grid_reversal --out
+runs/benchmarks/icl_gpt_grid_reversal5`. On a GPU: `--set gpt.device=cuda`.
 """
 
 from __future__ import annotations

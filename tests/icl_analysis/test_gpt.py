@@ -113,7 +113,7 @@ def test_encode_pairs_puts_the_loss_on_every_label():
     assert targets == [ig, ig, ig, v["<1>"], ig, ig, ig, v["<0>"], ig]
 
 
-@pytest.mark.parametrize("family", ["dfa", "pattern"])
+@pytest.mark.parametrize("family", ["dfa", "pattern", "stack", "reversal", "vending"])
 def test_batches_hold_the_automatons_labels(family):
     cfg = GPTConfig(family=family, **{**TINY, "max_shots": 6, "max_len": 20})
     rng = random.Random(2)
@@ -181,6 +181,16 @@ def test_seeded_training_repeats_and_resumes_exactly(tmp_path):
     assert steps == [3, 4, 5, 6] and again.losses == a.losses
     with pytest.raises(ConfigError, match="holds a run with other lr"):
         train_icl_gpt(GPTConfig(family="pattern", steps=6, lr=1e-2, **TINY), tmp_path)
+    # another step count: not below the checkpoint's; equal to it, the checkpoint's model as it is
+    with pytest.raises(ConfigError, match="holds a run at step 6, beyond steps=5"):
+        train_icl_gpt(GPTConfig(family="pattern", steps=5, **TINY), tmp_path)
+    more = train_icl_gpt(GPTConfig(family="pattern", steps=8, **TINY), tmp_path, lambda s, _: steps.append(s))
+    assert steps[-2:] == [7, 8] and more.losses[:6] == a.losses and len(more.losses) == 8
+    stopped = tmp_path / "stopped"
+    with pytest.raises(Stop):
+        train_icl_gpt(cfg, stopped, on_progress=interrupt)
+    at_two = train_icl_gpt(GPTConfig(family="pattern", steps=2, **TINY), stopped)
+    assert at_two.losses == a.losses[:2]
 
 
 # --- in-context learning ----------------------------------------------------------------------
@@ -219,6 +229,28 @@ def test_training_learns_from_the_exemplars_labels(monkeypatch):
         assert model.predict(shots, queries) == [label] * 20
 
 
+def test_validation_floors_score_the_items_the_accuracy_scores(tiny_parity, monkeypatch):
+    """A model that answers its exemplars' majority label (or always 1) scores exactly the floors,
+    so the floors beside `validation_accuracy` are measured on its automata and queries."""
+    model, _ = tiny_parity
+    kw = {"n_automata": 30, "queries": 7, "seed": 2}
+
+    def scripted(answer):
+        with monkeypatch.context() as m:
+            m.setattr(gpt.ICLGPT, "predict", lambda self, sh, qs: [answer(sh)] * len(qs))
+            return validation_accuracy(model, shots, **kw)
+
+    for shots in (0, 3):
+        floors = gpt.validation_floors(model.cfg, shots, **kw)
+        always_one = scripted(lambda sh: 1)
+        assert floors["majority_label"] == max(always_one, 100.0 - always_one) >= 50.0
+        if shots:
+            assert floors["shot_majority"] == scripted(lambda sh: int(2 * sum(i.label for i in sh) > len(sh)))
+            assert floors != gpt.validation_floors(model.cfg, shots, **{**kw, "seed": 3})
+        else:
+            assert floors["shot_majority"] is None
+
+
 # --- evaluation on the real tasks and bad input -----------------------------------------------
 
 
@@ -239,7 +271,8 @@ def test_evaluate_gpt_scores_the_split(tiny_parity):
     predictions = model.predict(splits.train[:2], splits.ood[0.85][:25])
     assert s.correct == sum(p == it.label for p, it in zip(predictions, splits.ood[0.85], strict=False))
     assert model.predict([], [Item("0" * (block + 5), 1)]) == [None]
-    assert FAMILY_OF_TASK == {"parity": "dfa", "pattern_matching": "pattern"}
+    assert FAMILY_OF_TASK == {"parity": "dfa", "pattern_matching": "pattern", "stack": "stack",
+                              "reversal": "reversal", "vending_machine": "vending"}  # fmt: skip
 
 
 def test_bad_input_is_rejected_in_one_line(tiny_parity):
@@ -256,7 +289,8 @@ def test_bad_input_is_rejected_in_one_line(tiny_parity):
         (lambda: model.predict(splits.train[:4], splits.test[:1]), "4 exemplars, but the model was trained"),
         (lambda: model.predict([], [Item("0a1", 1)]), "characters \\['a'\\] outside family 'dfa'"),
         (lambda: evaluate_gpt(model, "parity", splits, 4, 0.0, 5), "shots must be an int in \\[0, 3\\]"),
-        (lambda: evaluate_gpt(model, "stack", splits, 2, 0.0, 5), "task_name must be one of 'parity'"),
+        (lambda: evaluate_gpt(model, "maze_solve", splits, 2, 0.0, 5), "task_name must be one of 'parity'"),
+        (lambda: evaluate_gpt(model, "stack", splits, 2, 0.0, 5), "needs a model of family 'stack'"),
         (
             lambda: evaluate_gpt(model, "pattern_matching", splits, 2, 0.0, 5),
             "needs a model of family 'pattern'",

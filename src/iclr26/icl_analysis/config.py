@@ -67,7 +67,8 @@ class ICLConfig:
     apo: APOConfig = field(default_factory=APOConfig)
     """the prompt search of style apo"""
     gpt_tasks: tuple[str, ...] = ("parity", "pattern_matching")
-    """tasks a small GPT is trained for from scratch (one per task family); () to skip"""
+    """tasks a small GPT is trained for from scratch (one per task family: parity, pattern_matching, stack,
+    reversal, vending_machine; `gpt.py`, `families.py`); () to skip"""
     gpt: GPTConfig = field(default_factory=GPTConfig)
     """the trained GPT (its family is set per task)"""
 

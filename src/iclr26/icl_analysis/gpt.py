@@ -15,6 +15,11 @@ Families (`FAMILY_OF_TASK` maps the real tasks to them):
 - `dfa` (PARITY): binary strings labelled by random DFAs with 2–4 states over {0, 1}, start state 0.
 - `pattern` (pattern matching): strings over {a, b, c} labelled by "contains p" for a random p of
   length 3–6.
+- `stack`, `reversal`, `vending` (the stack, reversal and vending-machine tasks): rule families of
+  `families.py` (where pushes and pops act; a permutation of the reversal tokens; coin values and
+  prices), each task string rendered one character per task symbol, the task's own rule and the
+  rules that agree with it on 90% of its strings held out, one rule in eight kept for validation;
+  their inputs are the family's own generator's (`task_mix` and `pool_size` do not apply).
 
 Held out (never trained on, `is_held_out`): the task's own rule — "contains abcabb"; every DFA that
 computes PARITY of zeros or its negation on PARITY's support (strings that start with "0", length
@@ -56,7 +61,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -72,28 +77,48 @@ from iclr26.core.distributed import all_reduce_mean, init_distributed
 from iclr26.core.schedule import warmup_cosine
 from iclr26.core.seeding import derive_seed
 from iclr26.core.validation import check_in, check_int, check_interval
+from iclr26.icl_analysis import families as rule_families
+from iclr26.icl_analysis.families import Rule
 from iclr26.icl_analysis.prompts import exemplars
 from iclr26.icl_analysis.scoring import Score, score
 from iclr26.icl_analysis.tasks import TASKS, Item, Splits
 from iclr26.icl_analysis.tasks.strings import PATTERN
 
-FAMILIES = ("dfa", "pattern")
+RULE_FAMILIES = tuple(rule_families.FAMILIES)  # stack, reversal, vending (`families.py`)
+FAMILIES = ("dfa", "pattern", *RULE_FAMILIES)
 POSITIONS = ("rope", "absolute")
-FAMILY_OF_TASK = {"parity": "dfa", "pattern_matching": "pattern"}
+FAMILY_OF_TASK = {"parity": "dfa", "pattern_matching": "pattern"} | {
+    f.task: f.name for f in rule_families.FAMILIES.values()
+}
 TASK_OF_FAMILY = {f: t for t, f in FAMILY_OF_TASK.items()}
-ALPHABET = {"dfa": "01", "pattern": "abc"}
-MIN_LEN = {"dfa": 4, "pattern": 8}  # the shortest string each task's generator writes
+ALPHABET = {"dfa": "01", "pattern": "abc"} | {f.name: f.alphabet for f in rule_families.FAMILIES.values()}
+# the shortest string each task's generator (or a rule family's) writes
+MIN_LEN = {"dfa": 4, "pattern": 8} | {f.name: f.min_len for f in rule_families.FAMILIES.values()}
 VALIDATION_SHARE = 8  # one automaton in 8 is kept for validation
 HOLD_OUT_AGREEMENT = 0.9  # automata this close to the task's rule on its strings are held out too
 REFERENCE_SIZE, REFERENCE_MAX_LEN = 500, 64  # the task strings `agreement` is measured on
 
-# The vocabulary: specials, then the characters of both families. Label tokens are not characters,
-# so a DFA input's "0" is never read as a label.
+# The vocabulary: specials, then the characters of both families (`dfa` and `pattern` share VOCAB; a
+# rule family's model has the specials and its own alphabet, `vocab`). Label tokens are not
+# characters, so a DFA input's "0" is never read as a label.
 SPECIALS = ("<pad>", "<bos>", ":", ";", "<0>", "<1>")
 PAD, BOS, SEP, END, NO, YES = range(len(SPECIALS))
 CHARS = "01abc"
 VOCAB = SPECIALS + tuple(CHARS)
 CHAR_ID = {c: len(SPECIALS) + i for i, c in enumerate(CHARS)}
+
+
+def vocab(family: str) -> tuple[str, ...]:
+    """The model's tokens for `family`: VOCAB for `dfa` and `pattern`, the specials and the family's
+    alphabet for a rule family."""
+    return SPECIALS + tuple(ALPHABET[family]) if family in RULE_FAMILIES else VOCAB
+
+
+def char_ids(family: str) -> dict[str, int]:
+    """Each input character's token id in `family`'s vocabulary."""
+    return {c: i for i, c in enumerate(vocab(family)) if i >= len(SPECIALS)}
+
+
 IGNORE = -100  # targets that carry no loss
 
 
@@ -104,7 +129,8 @@ class GPTConfig:
     `steps=200` is the demo (40–45 s)."""
 
     family: str = "pattern"
-    """task family of the training automata: 'dfa' (PARITY held out) or 'pattern' (abcabb held out)"""
+    """task family of the training automata: 'dfa' (PARITY held out), 'pattern' (abcabb held out),
+    'stack', 'reversal' or 'vending' (the task's own rule held out; `families.py`)"""
     n_layer: int = 2
     """transformer blocks"""
     n_head: int = 4
@@ -224,7 +250,7 @@ class Contains:
         return int(self.pattern in x)
 
 
-Automaton = DFA | Contains
+Automaton = DFA | Contains | Rule
 
 
 def _support_key(dfa: DFA) -> tuple:
@@ -367,13 +393,18 @@ def _facts(a: Automaton) -> _Facts:
 def is_held_out(a: Automaton) -> bool:
     """Whether `a` is held out as the real task's rule: "contains abcabb", a DFA that computes PARITY
     or its negation on PARITY's support (exactly, by minimisation), or any automaton whose
-    `agreement` with the task's labels is at least HOLD_OUT_AGREEMENT."""
+    `agreement` with the task's labels is at least HOLD_OUT_AGREEMENT (a rule family's: its task's
+    rule, or one that close to it; `families.is_held_out`)."""
+    if isinstance(a, Rule):
+        return rule_families.is_held_out(a)
     return _facts(a).held_out
 
 
 def is_validation(a: Automaton) -> bool:
     """Whether `a` is a validation automaton (one in VALIDATION_SHARE, by a stable hash of its
     function on the support), never trained on either."""
+    if isinstance(a, Rule):
+        return rule_families.is_validation(a)
     return _facts(a).validation
 
 
@@ -390,6 +421,8 @@ def sample_automaton(cfg: GPTConfig, rng: random.Random, split: str = "train") -
     """A random automaton of `cfg.family`, never a held-out one nor a DFA constant on the support: a
     training one (not validation), or with `split="validation"` a validation one."""
     check_in("split", split, ("train", "validation"))
+    if cfg.family in RULE_FAMILIES:
+        return rule_families.sample_rule(cfg.family, rng, split)
     for _ in range(100_000):
         facts = _facts(a := _sample_raw(cfg, rng))
         if not (facts.held_out or facts.constant or facts.validation != (split == "validation")):
@@ -414,7 +447,10 @@ def _task_pool(family: str, seed: int, max_len: int, size: int) -> tuple[str, ..
 def sample_input(cfg: GPTConfig, rng: random.Random) -> str:
     """One input of the family's task: with probability `task_mix` a string of the task's own
     generator (from the run's pool of `pool_size`), else a uniform random string of the task's shape
-    (PARITY's start with "0"), of MIN_LEN to `max_len` characters."""
+    (PARITY's start with "0"), of MIN_LEN to `max_len` characters. Families `dfa` and `pattern` only
+    (a rule family's inputs are its own generator's, `families.sample_pair`)."""
+    if cfg.family in RULE_FAMILIES:
+        raise ConfigError(f"sample_input: family {cfg.family!r} draws its inputs with its rules")
     if rng.random() < cfg.task_mix:
         return rng.choice(_task_pool(cfg.family, cfg.seed, cfg.max_len, cfg.pool_size))
     n = rng.randint(MIN_LEN[cfg.family], cfg.max_len)
@@ -444,6 +480,11 @@ def sample_pairs(
     """`max_shots + 1` (input, label) pairs of one automaton (a fresh training one when None). A DFA
     whose labels are nearly constant on the drawn inputs (under 20% of either label) is redrawn."""
     n = cfg.max_shots + 1
+    if cfg.family in RULE_FAMILIES:
+        rule = automaton if automaton is not None else sample_automaton(cfg, rng)
+        if not isinstance(rule, Rule) or rule.family != cfg.family:
+            raise ConfigError(f"automaton: {rule!r} is not a rule of family {cfg.family!r}")
+        return [rule_families.sample_pair(rule, rng, cfg.max_len) for _ in range(n)]
     for _ in range(1000):
         a = automaton if automaton is not None else sample_automaton(cfg, rng)
         if isinstance(a, Contains):
@@ -460,15 +501,17 @@ def sample_pairs(
 # Sequences
 
 
-def encode_pairs(pairs: Sequence[tuple[str, int]]) -> tuple[list[int], list[int]]:
-    """Tokens `<bos> x_1 : y_1 ; ... x_q : y_q` and next-token targets, IGNORE everywhere but at the
-    ':' before each label, where the target is that label's token (Garg et al.: loss on every label)."""
+def encode_pairs(pairs: Sequence[tuple[str, int]], family: str = "dfa") -> tuple[list[int], list[int]]:
+    """Tokens `<bos> x_1 : y_1 ; ... x_q : y_q` (in `family`'s vocabulary) and next-token targets,
+    IGNORE everywhere but at the ':' before each label, where the target is that label's token
+    (Garg et al.: loss on every label)."""
+    ids = char_ids(family)
     tokens, targets = [BOS], [IGNORE]
     for i, (x, y) in enumerate(pairs):
         if i:
             tokens.append(END)
             targets.append(IGNORE)
-        tokens += [CHAR_ID[c] for c in x]
+        tokens += [ids[c] for c in x]
         targets += [IGNORE] * len(x)
         tokens += [SEP, YES if y else NO]
         targets += [YES if y else NO, IGNORE]
@@ -485,7 +528,8 @@ def make_batch(cfg: GPTConfig, step: int, rows: Sequence[int]) -> tuple[torch.Te
     (harmless under causal attention). Row r of step s is drawn from its own seed stream, so a
     batch does not depend on how the rows are split over processes."""
     encoded = [
-        encode_pairs(sample_pairs(cfg, random.Random(derive_seed(cfg.seed, "batch", step, r)))) for r in rows
+        encode_pairs(sample_pairs(cfg, random.Random(derive_seed(cfg.seed, "batch", step, r))), cfg.family)
+        for r in rows
     ]
     return _pad([t for t, _ in encoded], PAD), _pad([y for _, y in encoded], IGNORE)
 
@@ -537,11 +581,12 @@ class GPT(nn.Module):
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
         self.context, self.d_head = cfg.context, cfg.d_model // cfg.n_head
-        self.tok = nn.Embedding(len(VOCAB), cfg.d_model)
+        n_vocab = len(vocab(cfg.family))
+        self.tok = nn.Embedding(n_vocab, cfg.d_model)
         self.pos = nn.Embedding(cfg.context, cfg.d_model) if cfg.positions == "absolute" else None
         self.blocks = nn.ModuleList(Block(cfg.d_model, cfg.n_head) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, len(VOCAB), bias=False)
+        self.head = nn.Linear(cfg.d_model, n_vocab, bias=False)
         self.apply(self._init)
         if cfg.tie_head:
             self.head.weight = self.tok.weight
@@ -570,11 +615,20 @@ class GPT(nn.Module):
 
 
 def _item_chars(family: str, item: Item, what: str) -> list[int]:
+    """The item's token ids: its characters, or (a rule family) its task string rendered one
+    character per task symbol (text already in the family's alphabet is taken as rendered: no task
+    string is, each has a separator outside it, e.g. the vending machine's ',')."""
     text = item.shown
+    if family in RULE_FAMILIES and set(text) - set(ALPHABET[family]):
+        rendered = rule_families.FAMILIES[family].render(text)
+        if rendered is None:
+            raise ConfigError(f"{what}: {text[:30]!r} is not a {TASK_OF_FAMILY[family]} string")
+        text = rendered
     bad = sorted(set(text) - set(ALPHABET[family]))
     if bad:
         raise ConfigError(f"{what}: {text[:30]!r} has characters {bad} outside family {family!r}'s alphabet")
-    return [CHAR_ID[c] for c in text]
+    ids = char_ids(family)
+    return [ids[c] for c in text]
 
 
 @dataclass
@@ -627,7 +681,7 @@ class ICLGPT:
 # ---------------------------------------------------------------------------------------------
 # Training
 
-_RESUME_IGNORES = ("device", "checkpoint_every")  # fields a resumed run may change
+_RESUME_IGNORES = ("device", "checkpoint_every", "steps")  # fields a resumed run may change
 
 
 def _checkpoints(checkpoint_dir: Path) -> list[Path]:
@@ -651,7 +705,11 @@ def train_icl_gpt(
     on_progress: Callable[[int, float], None] | None = None,
 ) -> ICLGPT:
     """Train a GPT on in-context sequences of `cfg.family` (resuming from the latest checkpoint in
-    `checkpoint_dir`, which keeps the newest one); `on_progress(step, loss)` after every step."""
+    `checkpoint_dir`, which keeps the newest one); `on_progress(step, loss)` after every step.
+
+    A resumed run may change `steps` (not below the checkpoint's step): training then goes on, or
+    stops, at the new count, and the learning rate follows the new count's schedule from the step
+    reached (`steps` equal to the checkpoint's step: the checkpoint's model, no further step)."""
     if not isinstance(cfg, GPTConfig):
         raise ConfigError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
     info = init_distributed(cfg.device)
@@ -674,6 +732,11 @@ def train_icl_gpt(
             raise ConfigError(
                 f"checkpoint_dir {checkpoint_dir} holds a run with other {', '.join(differ)}; "
                 "use a new folder"
+            )
+        if int(state["step"]) > cfg.steps:
+            raise ConfigError(
+                f"checkpoint_dir {checkpoint_dir} holds a run at step {state['step']}, "
+                f"beyond steps={cfg.steps}"
             )
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
@@ -755,6 +818,22 @@ def evaluate_gpt(
     return score(model.predict(shown, items), [it.label for it in items])
 
 
+def _validation_sets(
+    cfg: GPTConfig, shots: int, n_automata: int, queries: int, seed: int
+) -> Iterator[list[Item]]:
+    """The labelled items of `n_automata` random validation automata of `cfg.family` (never trained
+    on), `shots` exemplars then `queries` queries each, from the training input distribution."""
+    check_int("shots", shots, 0, cfg.max_shots)
+    check_int("n_automata", n_automata, 1)
+    check_int("queries", queries, 1)
+    rng = random.Random(derive_seed(seed, "validation accuracy"))
+    n = shots + queries - 1
+    cfg = replace(cfg, max_shots=n, context=max(cfg.context, 1 + (n + 1) * (cfg.max_len + 3)))
+    for _ in range(n_automata):
+        a = sample_automaton(cfg, rng, "validation")
+        yield [Item(x, y) for x, y in sample_pairs(cfg, rng, a)]
+
+
 def validation_accuracy(
     model: ICLGPT, shots: int, n_automata: int = 100, queries: int = 10, seed: int = 0
 ) -> float:
@@ -762,22 +841,33 @@ def validation_accuracy(
     on), each with `shots` exemplars and `queries` queries of the training input distribution."""
     if not isinstance(model, ICLGPT):
         raise ConfigError(f"model must be an ICLGPT, got {type(model).__name__}")
-    check_int("shots", shots, 0, model.cfg.max_shots)
-    check_int("n_automata", n_automata, 1)
-    check_int("queries", queries, 1)
-    rng = random.Random(derive_seed(seed, "validation accuracy"))
-    n = shots + queries - 1
-    cfg = replace(
-        model.cfg, max_shots=n, context=max(model.cfg.context, 1 + (n + 1) * (model.cfg.max_len + 3))
-    )
     right = total = 0
-    for _ in range(n_automata):
-        a = sample_automaton(cfg, rng, "validation")
-        items = [Item(x, y) for x, y in sample_pairs(cfg, rng, a)]
+    for items in _validation_sets(model.cfg, shots, n_automata, queries, seed):
         predictions = model.predict(items[:shots], items[shots:])
         right += sum(p == it.label for p, it in zip(predictions, items[shots:], strict=True))
         total += len(predictions)
     return 100.0 * right / total
+
+
+def validation_floors(
+    cfg: GPTConfig, shots: int, n_automata: int = 100, queries: int = 10, seed: int = 0
+) -> dict[str, float | None]:
+    """The trivial floors on the items `validation_accuracy` scores (same seed, same automata):
+    `majority_label`, the better constant label over all queries (chosen knowing their label
+    share), and `shot_majority`, each automaton's exemplars' majority label (a tie: 0; None at 0
+    shots), in %."""
+    if not isinstance(cfg, GPTConfig):
+        raise ConfigError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
+    ones = total = right = 0
+    for items in _validation_sets(cfg, shots, n_automata, queries, seed):
+        guess = int(2 * sum(it.label for it in items[:shots]) > shots)
+        ones += sum(it.label for it in items[shots:])
+        right += sum(it.label == guess for it in items[shots:])
+        total += len(items) - shots
+    return {
+        "majority_label": 100.0 * max(ones, total - ones) / total,
+        "shot_majority": 100.0 * right / total if shots else None,
+    }
 
 
 __all__ = [
@@ -787,9 +877,12 @@ __all__ = [
     "GPT",
     "HOLD_OUT_AGREEMENT",
     "ICLGPT",
+    "RULE_FAMILIES",
     "Contains",
     "GPTConfig",
+    "Rule",
     "agreement",
+    "char_ids",
     "encode_pairs",
     "evaluate_gpt",
     "is_held_out",
@@ -800,4 +893,6 @@ __all__ = [
     "sample_pairs",
     "train_icl_gpt",
     "validation_accuracy",
+    "validation_floors",
+    "vocab",
 ]

@@ -130,6 +130,17 @@ def both(*renders: Render) -> Render:
     return lambda saved: [line for render in renders for line in render(saved)]
 
 
+def beside(system: str, result: str, key: str, what: str, verdict: str) -> Render:
+    """One figure (`key`) from another saved result of the system, shown beside the experiment's."""
+
+    def render(_saved: dict) -> list[Line]:
+        other = ROOT / "benchmarks" / system / "results" / result
+        value = json.loads(other.read_text())[key]
+        return [(f"{what}: {format_cell(value)} ([{result}]({other.relative_to(ROOT).as_posix()}))", verdict)]
+
+    return render
+
+
 def near_misses(saved: dict) -> list[Line]:
     """devops_gym's verifier discrimination: near misses accepted, references accepted."""
     kinds = saved["per_kind"]
@@ -244,6 +255,20 @@ EXPERIMENTS: list[Experiment] = [
                     "the one held comes from the cross-type model's tie threshold (README)"),
     Experiment("icl_analysis", "Do the paper's own models learn in context (released predictions)?",
                "authors_study.json", claims(0, 3, 6, 9, 2, 5, 8, 11)),
+    Experiment("icl_analysis", "Does the GPT trained here learn PARITY in context (held out from its "
+               "automata)?",
+               "icl_analysis_bench_gpt_grid.json", claims(),
+               note="every arm is at chance in every cell; the same GPT is 9-15 points above the exemplars' "
+                    "majority on random automata it never saw (README)"),
+    Experiment("icl_analysis", "Does it learn reversal in context (a family trained here, the task held "
+               "out)?",
+               "icl_analysis_bench_gpt_grid_reversal.json",
+               both(claims(),
+                    beside("icl_analysis", "reversal_length_rule.json", "mean",
+                           "a rule that reads no exemplar (same length: label 1), accuracy %",
+                           "a floor the labels missed: the held verdicts do not show learning"))),
+    Experiment("icl_analysis", "Does SmolLM2 beat the floors at 100 items a cell (5 shots, 3 tasks)?",
+               "icl_analysis_bench_smollm2_grid.json", claims()),
 ]  # fmt: skip
 
 

@@ -26,7 +26,6 @@ import os
 import secrets
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from iclr26.agents import Observation, StepOutcome
 from iclr26.agents.actions import Action, ActionParser, InvalidAction
 from iclr26.agents.beneath import write_beneath
 from iclr26.agents.display import stop_group
+from iclr26.agents.scratch import scratch_dir
 from iclr26.core.errors import UserError
 from iclr26.core.sysdeps import require
 from iclr26.scienceboard.checks import CheckResult, LocalProbe, evaluate, under_root
@@ -193,7 +193,7 @@ class ScienceBoardEnv:
             shutil.rmtree(self.workdir / sub, ignore_errors=True)
             (self.workdir / sub).mkdir(parents=True)
         if self.app == "grass":
-            self._gis_root = Path(tempfile.mkdtemp(prefix="iclr26-gis-"))
+            self._gis_root = scratch_dir("iclr26-gis-")
             os.chmod(self._gis_root, 0o755)
         files = []
         for step in self.task.initialize:

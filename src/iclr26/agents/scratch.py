@@ -18,8 +18,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-_LOCK = threading.Lock()
-_swept_by: int | None = None  # the pid whose first scratch_dir swept (a fork sweeps again)
+
+class _Swept:
+    """The pid whose first `process_dir` swept (a forked child has another pid, so it sweeps again)."""
+
+    lock = threading.Lock()
+    by: int | None = None
+
+
+_SWEPT = _Swept()
 
 
 def scratch_root() -> Path:
@@ -69,11 +76,10 @@ def sweep(root: Path | None = None) -> list[Path]:
 
 def process_dir() -> Path:
     """`<tmp>/iclr26-<uid>/<pid>` (0711), swept of dead processes' folders on first use."""
-    global _swept_by
     root = scratch_root()
-    with _LOCK:
-        if _swept_by != os.getpid():
-            _swept_by = os.getpid()
+    with _SWEPT.lock:
+        if _SWEPT.by != os.getpid():
+            _SWEPT.by = os.getpid()
             sweep(root)
     mine = root / str(os.getpid())
     _own_dir(mine)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
 
 from iclr26.core.config import ConfigError
 from iclr26.icl_analysis import families as fam
@@ -19,12 +18,7 @@ from iclr26.icl_analysis.tasks import TASKS, Item, make_splits
 NAMES = ["stack", "reversal", "vending"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -30,14 +30,7 @@ from iclr26.icl_analysis.gpt import (
 )
 from iclr26.icl_analysis.tasks import TASKS, Item, make_splits
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models train fastest on one thread; two threads on a busy 2-core machine ran 10-70x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 TINY = dict(n_layer=1, n_head=2, d_model=16, max_shots=3, max_len=10, batch_size=4, pool_size=50, warmup=2)

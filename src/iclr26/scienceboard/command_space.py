@@ -12,11 +12,10 @@ ANSWER; a pyautogui call is refused, so the pixel actions are out of the model's
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
 from iclr26.agents import InvalidAction
-from iclr26.scienceboard.gui_actions import MAX_TEXT, GuiAction
+from iclr26.scienceboard.gui_actions import MAX_TEXT, GuiAction, reply_calls
 from iclr26.scienceboard.task import APPS
 
 INPUTS = {"kalgebra": (320, 450), "pymol": (500, 218), "grass": (400, 300)}
@@ -79,17 +78,14 @@ def reference_commands(replies: Sequence[str]) -> list[str]:
     calls (its clicks, Enter presses and sleeps are what `command` does); control words stay."""
     out = []
     for r in replies:
-        m = re.search(r"```python\n(.*?)```", r, re.S)
-        if m is None:
+        calls = reply_calls(r)
+        if calls is None:
             out.append(r)
             continue
         texts = [
-            ast.literal_eval(s.value.args[0])
-            for s in ast.parse(m.group(1)).body
-            if isinstance(s, ast.Expr)
-            and isinstance(s.value, ast.Call)
-            and isinstance(s.value.func, ast.Attribute)
-            and s.value.func.attr in ("write", "typewrite")
+            ast.literal_eval(c.args[0])
+            for c in calls
+            if isinstance(c.func, ast.Attribute) and c.func.attr in ("write", "typewrite")
         ]
         out.append("```python\n" + "".join(f"command({t!r})\n" for t in texts) + "```")
     return out

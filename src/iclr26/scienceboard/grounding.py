@@ -28,6 +28,7 @@ from typing import Any
 
 from iclr26.agents import AgentReply, Observation
 from iclr26.core.seeding import derive_seed
+from iclr26.scienceboard.gui_actions import reply_calls
 
 POINTER_CALLS = ("click", "doubleClick", "rightClick", "moveTo")
 """The pyautogui calls that take a screen point: the ones the noise moves."""
@@ -165,12 +166,8 @@ def plan(replies: Sequence[str], app: str) -> list[str]:
     its steps, one per line (clicks name their element, never a point)."""
     out = []
     for r in replies:
-        m = re.search(r"```python\n(.*?)```", r, re.S)
-        if m is None:
-            out.append(r)
-            continue
-        calls = [s.value for s in ast.parse(m.group(1)).body if isinstance(s, ast.Expr)]
-        out.append("\n".join(_step_words(c, app) for c in calls if isinstance(c, ast.Call)))
+        calls = reply_calls(r)
+        out.append(r if calls is None else "\n".join(_step_words(c, app) for c in calls))
     return out
 
 

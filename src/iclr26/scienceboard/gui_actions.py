@@ -13,6 +13,7 @@ raises `InvalidAction` naming it, and the agent sees that message as its observa
 from __future__ import annotations
 
 import ast
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -137,6 +138,20 @@ def _call(node: ast.Call, tags: Mapping[str, tuple[int, int]]) -> list[GuiAction
     raise InvalidAction(
         f"{name} is not supported; use click, doubleClick, rightClick, moveTo, write, press, hotkey, scroll"
     )
+
+
+def reply_calls(reply: str) -> list[ast.Call] | None:
+    """The top-level calls of a reference reply's ```python block; None when the reply has none (a
+    control word such as DONE). Only for the task files' own solutions: a model's code goes through
+    `parse_pyautogui`."""
+    m = re.search(r"```python\n(.*?)```", reply, re.S)
+    if m is None:
+        return None
+    return [
+        s.value
+        for s in ast.parse(m.group(1)).body
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
 
 
 def parse_pyautogui(code: str, tags: Mapping[str, tuple[int, int]] | None = None) -> list[GuiAction]:

@@ -35,7 +35,7 @@ from functools import cache
 
 from iclr26.core.seeding import derive_seed
 from iclr26.icl_analysis.tasks import TASKS
-from iclr26.icl_analysis.tasks.strings import TOKENS, split_tokens
+from iclr26.icl_analysis.tasks.strings import TOKENS, edit_noise, split_tokens
 from iclr26.icl_analysis.tasks.vending import COINS, PRICES
 
 HOLD_OUT_AGREEMENT = 0.9
@@ -93,20 +93,6 @@ _REV_CHARS = "vwxyz"
 _REV_OF = dict(zip(TOKENS, _REV_CHARS, strict=True))
 
 
-def _noisy(tokens: list[str], alphabet: str, rng: random.Random) -> list[str]:
-    """1–3 deletions, substitutions or adjacent swaps (the task's noise)."""
-    out = list(tokens)
-    for _ in range(rng.randint(1, 3)):
-        op, i = rng.randrange(3), rng.randrange(len(out))
-        if op == 0 and len(out) > 1:
-            del out[i]
-        elif op == 1:
-            out[i] = rng.choice([c for c in alphabet if c != out[i]])
-        elif i + 1 < len(out):
-            out[i], out[i + 1] = out[i + 1], out[i]
-    return out
-
-
 class ReversalFamily(Family):
     name, task, alphabet, min_len = "reversal", "reversal", _REV_CHARS + "#", 7
     task_params = (0, 1, 2, 3, 4)
@@ -137,7 +123,7 @@ class ReversalFamily(Family):
         while len(left) < n:  # the task's chain: stay with probability 0.3
             left.append(left[-1] if rng.random() < 0.3 else rng.choice(_REV_CHARS.replace(left[-1], "")))
         target = self._target(params, "".join(left))
-        right = target if positive else "".join(_noisy(list(target), _REV_CHARS, rng))
+        right = target if positive else "".join(edit_noise(list(target), _REV_CHARS, rng))
         x = "".join(left) + "#" + right
         return x if len(x) <= max_len and len(right) >= 3 and (positive or right != target) else None
 

@@ -4,6 +4,7 @@ over small alphabets)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import ClassVar
 
 from iclr26.icl_analysis.tasks.base import Task
@@ -135,6 +136,21 @@ class PatternMatching(Task):
 TOKENS = ("gfx", "chtte", "%", "ltintprk", "¯\\_(ツ)_/¯")  # the paper's token set; prefix-free
 
 
+def edit_noise(tokens: list[str], alphabet: Sequence[str], rng: random.Random) -> list[str]:
+    """1–3 deletions, substitutions (by another symbol of `alphabet`) or adjacent swaps: the noise
+    of reversal's negatives."""
+    out = list(tokens)
+    for _ in range(rng.randint(1, 3)):
+        op, i = rng.randrange(3), rng.randrange(len(out))
+        if op == 0 and len(out) > 1:
+            del out[i]
+        elif op == 1:
+            out[i] = rng.choice([t for t in alphabet if t != out[i]])
+        elif i + 1 < len(out):
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
+
+
 def split_tokens(text: str) -> list[str] | None:
     """`text` parsed into TOKENS (unique, since no token is a prefix of another), or None."""
     out, i = [], 0
@@ -186,24 +202,10 @@ class Reversal(Task):
             return None
         right = tape[::-1]
         if not positive:
-            right = self._noise(right, rng)
+            right = edit_noise(right, TOKENS, rng)
             if right == tape[::-1] or not right:
                 return None
         return "".join(tape) + "#" + "".join(right)
-
-    @staticmethod
-    def _noise(tokens: list[str], rng: random.Random) -> list[str]:
-        out = list(tokens)
-        for _ in range(rng.randint(1, 3)):
-            op = rng.randrange(3)
-            i = rng.randrange(len(out))
-            if op == 0 and len(out) > 1:
-                del out[i]
-            elif op == 1:
-                out[i] = rng.choice([t for t in TOKENS if t != out[i]])
-            elif i + 1 < len(out):
-                out[i], out[i + 1] = out[i + 1], out[i]
-        return out
 
     def check(self, entry: str) -> int:
         left, sep, right = entry.partition("#")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from iclr26.core.records import format_cell
@@ -272,8 +273,10 @@ EXPERIMENTS: list[Experiment] = [
 ]  # fmt: skip
 
 
+@cache
 def lines(e: Experiment) -> tuple[str, list[Line]]:
-    """The experiment's link to its saved result and its rendered lines."""
+    """The experiment's link to its saved result and its rendered lines (read once per process: the
+    experiments table and the systems table's column both use them)."""
     saved = json.loads(e.path.read_text())
     link = f"[{saved.get('date', '')[:10]}]({e.path.relative_to(ROOT).as_posix()})"
     return link, e.render(saved)

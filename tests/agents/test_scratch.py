@@ -87,3 +87,42 @@ def test_a_scratch_root_someone_else_may_write_is_refused(tmp_path, monkeypatch)
     root.symlink_to(tmp_path)
     with pytest.raises(RuntimeError, match="not a folder"):
         scratch.scratch_root()
+
+
+SWEEPER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from iclr26.agents import scratch
+    sys.stdin.readline()  # start together
+    print(len(scratch.sweep(Path(sys.argv[1]))))
+    """
+)
+
+
+def test_processes_that_sweep_at_once_remove_each_dead_folder_once(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    dead = [root / str(999_999_000 + i) for i in range(60)]
+    for folder in dead:
+        (folder / "a" / "b").mkdir(parents=True)
+        (folder / "a" / "b" / "f").write_text("x")
+    claimed_by_killed_sweep = root / ".999999998-999999997"  # a sweeper killed mid-removal
+    (claimed_by_killed_sweep / "c").mkdir(parents=True)
+    sweepers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SWEEPER, str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for proc in sweepers:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outputs = [proc.communicate(timeout=60) for proc in sweepers]
+    assert all(proc.returncode == 0 for proc in sweepers), [err for _, err in outputs]
+    assert sum(int(out) for out, _ in outputs) == len(dead) + 1
+    assert list(root.iterdir()) == []

@@ -833,6 +833,8 @@ def _rmtree(path: Path) -> None:
     """Remove `path`, making read-only directories (a command may chmod them) writable first."""
 
     def fix(_func: object, failed: str, _exc: object) -> None:
+        if not os.path.lexists(failed):
+            return  # gone already
         os.chmod(os.path.dirname(failed), stat.S_IRWXU)
         if os.path.isdir(failed) and not os.path.islink(failed):
             os.chmod(failed, stat.S_IRWXU)

@@ -59,18 +59,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _owner(name: str) -> int | None:
+    """The pid a scratch entry belongs to: `<pid>`, or `.<pid>-<name>` (a sweep's claim)."""
+    head = name[1:].split("-", 1)[0] if name.startswith(".") and "-" in name else name
+    return int(head) if head.isdigit() else None
+
+
 def sweep(root: Path | None = None) -> list[Path]:
-    """Remove the folders of processes that are gone; returns what was removed."""
+    """Remove the folders of processes that are gone; returns what was removed.
+
+    Each dead folder is first claimed by an atomic rename to `.<our pid>-<name>`, so processes that
+    sweep at once (pytest-xdist workers, a pool) never remove the same tree; a claim whose sweeper
+    was killed belongs to a dead pid and is claimed again.
+    """
     from iclr26.agents.sandbox import _rmtree
 
     root = root or scratch_root()
     removed = []
     for folder in root.iterdir():
-        if not folder.name.isdigit() or int(folder.name) == os.getpid() or _alive(int(folder.name)):
+        pid = _owner(folder.name)
+        if pid is None or pid == os.getpid() or _alive(pid):
             continue
-        if folder.is_dir() and not folder.is_symlink():
-            _rmtree(folder)
-            removed.append(folder)
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        name = folder.name.split("-", 1)[1] if folder.name.startswith(".") else folder.name
+        claim = root / f".{os.getpid()}-{name}"
+        try:
+            folder.rename(claim)
+        except OSError:
+            continue  # another sweep claimed it first
+        _rmtree(claim)
+        removed.append(folder)
     return removed
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import random
-import time
 from collections import Counter
 
 import pytest
@@ -303,10 +302,10 @@ def test_model_pairs_are_assumed_full_reference_wins_and_never_ties():
 
 
 def test_embedded_smollm2_answers_two_questions(smollm2):
-    start = time.perf_counter()
     built = build_comparisons(2, seed=0, pairs_per_question=1, model=smollm2, model_max_tokens=32)
     pairs = [c for c in built if c.compare_type == "human_vs_model"]
-    assert len(pairs) == 2 and time.perf_counter() - start < 60
+    assert len(pairs) == 2
     for c in pairs:
         answer = c.response_b if c.meta["edits_b"] == [f"model:{smollm2.name}"] else c.response_a
         assert answer.strip() and answer not in c.reference
+        assert len(answer.split()) <= 32  # the token budget held: each word is at least one token

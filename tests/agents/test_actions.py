@@ -1,7 +1,7 @@
 import pytest
 
 from iclr26.agents import Action, ActionParser, ParseError
-from iclr26.agents.actions import parse_code_block, parse_control, parse_json_action
+from iclr26.agents.actions import fenced_blocks, parse_code_block, parse_control, parse_json_action
 from iclr26.core.errors import UserError
 
 SCHEMA = {
@@ -91,3 +91,23 @@ def test_parser_config_errors():
         ActionParser(json_schema=SCHEMA)
     with pytest.raises(UserError, match="accepts nothing"):
         ActionParser(accept_code=False, controls=())
+
+
+def test_fenced_blocks_match_the_fence_grammar_on_random_replies():
+    import random
+    import re
+
+    grammar = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)  # the fence, as a regex
+    rng = random.Random(0)
+    pieces = ["```", "`", "\n", " ", "\t", "bash", "json", "x", "{}", "-", "é"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert fenced_blocks(text) == [(m.group(1), m.group(2)) for m in grammar.finditer(text)], text
+
+
+def test_fenced_blocks_take_linear_time_on_a_reply_of_backticks():
+    import time
+
+    start = time.perf_counter()
+    assert fenced_blocks("`" * 2_000_000) == [] and fenced_blocks("```a" * 500_000) == []
+    assert time.perf_counter() - start < 10  # a regex retried at each backtick takes hours here

@@ -24,8 +24,26 @@ from iclr26.core.jsontext import balanced_spans
 ActionKind = Literal["code", "json", "done", "fail", "wait", "answer"]
 CONTROLS = ("DONE", "FAIL", "WAIT", "ANSWER")
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_LANGUAGE = re.compile(r"[ \t]*([\w+-]*)")
 _CONTROL = re.compile(r"^[ \t>*_`#]*(DONE|FAIL|WAIT|ANSWER|ANS)\b[ \t]*:?[ \t]*(.*?)[ \t*_`]*$", re.MULTILINE)
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """Each ```lang ... ``` block as (lang, body), left to right, in time linear in `text`.
+
+    The opening fence's line is ``` then an optional language word; the body runs to the next ```.
+    Found by `str.find`, not a lazy regex, so a reply of many backticks and no newline costs no more
+    than its length (a regex retried at each backtick was quadratic)."""
+    blocks, pos = [], 0
+    while (start := text.find("```", pos)) >= 0:
+        eol = text.find("\n", start + 3)
+        close = text.find("```", eol + 1) if eol >= 0 else -1
+        if close < 0:
+            break  # a later opening has no newline or no close after it either
+        language = _LANGUAGE.match(text, start + 3, eol)
+        blocks.append((language.group(1) if language else "", text[eol + 1 : close]))
+        pos = close + 3
+    return blocks
 
 
 class ParseError(ValueError):
@@ -59,7 +77,7 @@ class Action:
 def parse_code_block(text: str, languages: Sequence[str] | None = ("bash", "sh", "shell", "")) -> Action:
     """The first fenced code block whose language is in `languages` (None: any language)."""
     fence = f"```{(languages or ('bash',))[0] or 'bash'} ... ```"  # the block the error messages ask for
-    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
+    blocks = [(lang.lower(), body) for lang, body in fenced_blocks(text)]
     for lang, body in blocks:
         if languages is None or lang in languages:
             if not body.strip():
@@ -74,7 +92,7 @@ def parse_code_block(text: str, languages: Sequence[str] | None = ("bash", "sh",
 
 def _json_candidates(text: str) -> list[str]:
     """Fenced ```json blocks first, then each balanced {...} span in the text."""
-    fenced = [m.group(2) for m in _FENCE.finditer(text) if m.group(1).lower() in ("json", "")]
+    fenced = [body for lang, body in fenced_blocks(text) if lang.lower() in ("json", "")]
     return fenced + balanced_spans(text)
 
 

@@ -27,7 +27,12 @@ sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMED = re.compile(r"\bs\b|sec|second|wall|time|/\s*s\b|throughput|speed|per s", re.IGNORECASE)
+# a timing column's name: a unit of time or a rate per second as a word ("timeout rate" and
+# "second half" are not timings; "wall s", "latency (ms)", "tokens/s" and "time to first token" are)
+TIMED = re.compile(
+    r"\b(s|ms|min|secs?|seconds|wall|times?|timing|latency|throughput|speed|it/s)\b|/\s*s\b|\bper s\b",
+    re.IGNORECASE,
+)
 
 
 def run_preset(tree: Path, system: str, out: Path, preset: str, sets: list[str]) -> dict:

@@ -85,3 +85,18 @@ def test_smollm2_gguf_in_transformers_agrees_with_llamacpp(smollm2):
     # Q4_1 quantization in llama.cpp vs dequantized fp32 here: close, not equal.
     for x, y in zip(a.logprobs, b.logprobs, strict=False):
         assert x.logprob == pytest.approx(y.logprob, abs=0.3)
+
+
+def test_hf_choice_loads_the_checkpoint_once_per_process_and_again_when_it_changes(tiny_dir, tmp_path):
+    import shutil
+
+    from iclr26.core.llm.choice import resolve_llm
+
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_dir, folder)
+    choice = resolve_llm(f"hf:{folder}")
+    first, second = choice.open(), choice.open()
+    assert first is second and first.chat(Q, max_tokens=3) == second.chat(Q, max_tokens=3)
+    model, _ = tiny_llama(roles=True, seed=1)
+    model.save_pretrained(folder)  # a fine-tuned checkpoint at the same path
+    assert choice.open() is not first

@@ -70,9 +70,9 @@ class LLMChoice:
 
             model = shared_embedded_model()  # one llama.cpp server per process
         elif self.backend == "transformers":
-            from iclr26.core.llm.hf import TransformersChatModel
+            from iclr26.core.llm.hf import shared_transformers_model
 
-            model = TransformersChatModel(self.path)
+            model = shared_transformers_model(self.path)  # loaded once per process
         else:
             raise UserError(f"unknown LLM backend {self.backend!r}")
         return CachedChatModel(model, ResponseCache(cache)) if cache is not None else model

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -102,6 +103,7 @@ class TransformersChatModel:
         self.name = f"transformers:{path.name}"
         self.path = path
         self._identity: str | None = None
+        self._generating = threading.Lock()  # generate() and its seeded RNG, one request at a time
         self.usage = UsageMeter()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -193,7 +195,7 @@ class TransformersChatModel:
         if stop:
             gen_kw["stopping_criteria"] = self._stop_criteria(list(stop), enc["input_ids"].shape[1])
         devices = [self.device] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
+        with self._generating, torch.random.fork_rng(devices=devices):
             if seed is not None:
                 torch.manual_seed(seed)
             out = self.model.generate(**enc, **gen_kw)
@@ -242,3 +244,27 @@ class TransformersChatModel:
         total = sum(c.usage["completion_tokens"] for c in completions)
         self.usage.record(prompt_len, total, time.perf_counter() - start)
         return completions
+
+
+class _Loaded:
+    """The process's loaded checkpoints, by folder and fingerprint (`shared_transformers_model`)."""
+
+    lock = threading.Lock()
+    models: ClassVar[dict[tuple[str, str], TransformersChatModel]] = {}
+
+
+def shared_transformers_model(path: Path | str) -> TransformersChatModel:
+    """One `TransformersChatModel` per checkpoint folder per process, as `--llm hf:PATH` opens it
+    for every `chat_model()` of a run: the weights are loaded once, not once per call. A folder
+    whose files changed (another fingerprint) is loaded again."""
+    folder = Path(path).resolve()
+    files = (
+        [p for p in folder.iterdir() if p.is_file() and p.suffix in _MODEL_SUFFIXES]
+        if folder.is_dir()
+        else []
+    )
+    key = (str(folder), files_fingerprint(files))
+    with _Loaded.lock:
+        if key not in _Loaded.models:
+            _Loaded.models[key] = TransformersChatModel(folder)
+        return _Loaded.models[key]

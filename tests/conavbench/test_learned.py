@@ -146,3 +146,34 @@ def test_bad_executor_config_names_the_field() -> None:
 def test_length_bins() -> None:
     got = [learned.length_bin(m) for m in (1.0, 3.0, 8.9, 11.0, 40.0)]
     assert got == ["<3 m", "3-6 m", "6-9 m", "9-12 m", "12+ m"]
+
+
+def test_the_learned_run_reports_three_claims_with_floors_and_resumes(tmp_path) -> None:
+    from iclr26.conavbench import SYSTEM
+    from iclr26.core.ledger import CELLS_FILE
+    from iclr26.core.runner import run_system
+
+    sets = {
+        "experiment": "learned",
+        "seeds": "3",
+        "executor.samples": "500",
+        "executor.steps": "50",
+        "eval_per_house": "2",
+    }
+    out = tmp_path / "run"
+    record, _ = run_system(SYSTEM, "smoke", sets, out=out)
+    assert record.status == "complete"
+    claims = next(t for t in record.report.tables if t.title.startswith("Claim checks"))
+    assert [r[0].split(" ")[0] for r in claims.rows] == ["step-level", "mission", "makespan"]
+    check = record.report.claim_check
+    assert check.method == "collab_trained" and check.baseline == "single_trained" and check.n == 3
+    assert set(check.floors) == {"untrained", "stay", "random"}
+    legs = next(t for t in record.report.tables if t.title.startswith("Step-level SR on the common trials"))
+    assert [r[0] for r in legs.rows][:2] == ["collab_trained", "single_trained"]
+    assert not any("INVALID" in n for n in record.report.notes)
+    cells = (out / CELLS_FILE).read_text()
+    checkpoints = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert len(checkpoints) == 6  # both executors for each of the 3 seeds
+    run_system(SYSTEM, "smoke", sets, out=out)
+    assert (out / CELLS_FILE).read_text() == cells  # resumed: nothing retrained or rerun
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == checkpoints

@@ -99,29 +99,22 @@ def test_every_arm_runs_the_same_trials_and_missions() -> None:
     weights = {
         f"{k}/7": init_weights(SMALL, i) for i, k in enumerate(("single", "collaborative", "untrained"))
     }
-    test = [e for e in split.episodes["test"] if e.kind == "collaborative"][:6]
-    by_scene: dict = {}
-    for e in test:
-        by_scene.setdefault(e.scene, []).append(e)
-    scene = next(iter(by_scene))
-    unit = Unit(f"s0/{scene}", 7, {"seed": 7, "scene": scene})
-    cells = {
-        arm.name: learned.measure(cfg, by_scene, indices, weights, arm, unit, None) for arm in learned.ARMS
-    }
+    test = [e for e in split.episodes["test"] if e.kind == "collaborative"][:3]
+    unit = Unit("seed0", 7, {"seed": 7})
+    cells = {arm.name: learned.measure(cfg, test, indices, weights, arm, unit, None) for arm in learned.ARMS}
     keys = {name: [tuple(t[:6]) for t in c["trials"]] for name, c in cells.items()}
     first = keys["collab_trained"]
     assert first and all(k == first for k in keys.values())
-    assert len(first) == 6 * len(by_scene[scene])  # 4 reference legs and 2 solo legs per episode
+    assert len(first) == 6 * len(test)  # 4 reference legs and 2 solo legs per episode
     assert cells["oracle"]["passed"] == 1 and cells["null"]["passed"] == 0
     assert cells["stay"]["step_sr"] == 0.0 and cells["oracle"]["step_sr"] == 1.0
 
 
-def test_the_study_pairs_the_trained_executors_over_seed_and_house() -> None:
+def test_the_study_pairs_the_trained_executors_over_training_seeds() -> None:
     split, indices = _split()
     cfg = NavConfig(experiment="learned", seeds=3, eval_per_house=0, executor=SMALL)
     s = learned.study(cfg, split, indices, {}, [])
-    houses = {e.scene for e in split.episodes["test"] if e.kind == "collaborative"}
-    assert len(s.units) == 3 * len(houses)
+    assert [u.key for u in s.units] == ["seed0", "seed1", "seed2"]
     assert [c.metric for c in s.claims] == ["step_sr", "mission_success", "makespan"]
     assert all(c.method == "collab_trained" and c.baselines == ("single_trained",) for c in s.claims)
     assert {a.name for a in s.arms if a.role == "floor"} == {"untrained", "stay", "random"}
@@ -170,6 +163,8 @@ def test_the_learned_run_reports_three_claims_with_floors_and_resumes(tmp_path) 
     assert set(check.floors) == {"untrained", "stay", "random"}
     legs = next(t for t in record.report.tables if t.title.startswith("Step-level SR on the common trials"))
     assert [r[0] for r in legs.rows][:2] == ["collab_trained", "single_trained"]
+    per_seed = next(t for t in record.report.tables if t.title.startswith("Per training seed"))
+    assert [r[0] for r in per_seed.rows] == ["seed0", "seed1", "seed2"]
     assert not any("INVALID" in n for n in record.report.notes)
     cells = (out / CELLS_FILE).read_text()
     checkpoints = sorted(p.name for p in (out / "checkpoints").iterdir())

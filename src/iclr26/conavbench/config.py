@@ -67,8 +67,8 @@ class NavConfig:
     executors on one common trial set, `learned.py`)"""
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     """the learned experiment's executor: observation, network, behaviour-cloning budget"""
-    seeds: int = 3
-    """the learned experiment's training seeds (each trains both executors)"""
+    seeds: int = 6
+    """the learned experiment's training seeds (each trains both executors; the claims pair over them)"""
     eval_per_house: int = 3
     """the learned experiment's test collaborative episodes per test house, the first of each (0: all)"""
     seed: int = 0

@@ -21,7 +21,9 @@ schedule's makespan):
 - **makespan**: each arm's own plan noise-free, on every evaluated episode, failures included (a
   failed run's makespan is the time it spent).
 
-Units: seed x house; the claims pair the two trained executors over them (core's rule).
+Units: the training seeds (a cell runs one seed's executor on every evaluated episode): a claim
+about what training data gives is replicated by training runs, so the claims pair the two trained
+executors over the seeds (core's rule, ± 2 SE), and the per-seed table shows each seed's difference.
 """
 
 from __future__ import annotations
@@ -170,17 +172,17 @@ def executor_for(
 
 def measure(
     cfg: Any,
-    by_scene: Mapping[str, list[Episode]],
+    eps: Sequence[Episode],
     indices: Mapping[str, SceneIndex],
     weights: Mapping[str, Mapping[str, np.ndarray]],
     arm: Arm,
     unit: Unit,
     ctx: RunContext,
 ) -> dict[str, Any]:
-    """One arm on one (seed, house): the common step trials, both plans' missions under noise, its own
-    plan noise-free (makespan). `passed`: every trial and mission succeeded (or, for null, any did)."""
-    seed, scene = unit.params["seed"], unit.params["scene"]
-    eps = by_scene[scene]
+    """One arm on one seed's executors over the evaluated episodes: the common step trials, both
+    plans' missions under noise, its own plan noise-free (makespan). `passed`: every trial and mission
+    succeeded (or, for null, any did)."""
+    seed = unit.params["seed"]
     policy = executor_for(arm, weights, seed, cfg)
     ev = dataclasses.replace(cfg.evaluation, seed=seed)
     clean = dataclasses.replace(ev, sim=dataclasses.replace(ev.sim, forward_noise=0.0, turn_noise=0.0))
@@ -243,9 +245,10 @@ def train_all(
 def study(
     cfg: Any, split: Any, indices: Mapping[str, SceneIndex], weights: Mapping[str, Any], train_rows: list
 ) -> Study:
-    """The learned-executor study: arms `ARMS`, units seed x test house, three claims (collab_trained
-    against single_trained, paired over the units): step-level SR on the common trials, mission
-    success (each its own plan) and the noise-free makespan (lower is better)."""
+    """The learned-executor study: arms `ARMS`, units the training seeds (what a claim about training
+    data replicates; each cell runs every evaluated episode), three claims (collab_trained against
+    single_trained, paired over the seeds): step-level SR on the common trials, mission success (each
+    its own plan) and the noise-free makespan (lower is better)."""
     by_scene: dict[str, list[Episode]] = {}
     for e in split.episodes["test"]:
         if e.kind == "collaborative" and len(by_scene.get(e.scene, [])) < (
@@ -256,22 +259,20 @@ def study(
     if not episodes:
         raise ValueError("the test split has no collaborative episodes; generate more (n_collab, n_scenes)")
     seeds = [derive_seed(cfg.seed, "executor", s) for s in range(cfg.seeds)]
-    units = [Unit(f"s{i}/{scene}", seed, {"seed": seed, "scene": scene})
-             for i, seed in enumerate(seeds) for scene in by_scene]  # fmt: skip
+    units = [Unit(f"seed{i}", seed, {"seed": seed}) for i, seed in enumerate(seeds)]
     claims = [
-        Claim("step_sr", "collab_trained", ("single_trained",), interval="bootstrap", floor_arm="stay",
+        Claim("step_sr", "collab_trained", ("single_trained",), floor_arm="stay",
               label="step-level SR on the common trials (each episode's reference and solo legs), "
-                    "per seed x house"),
-        Claim("mission_success", "collab_trained", ("single_trained",), interval="bootstrap",
-              floor_arm="stay",
-              label="mission success, each policy's own plan (collaborative vs solo), per seed x house"),
+                    "per training seed"),
+        Claim("mission_success", "collab_trained", ("single_trained",), floor_arm="stay",
+              label="mission success, each policy's own plan (collaborative vs solo), per training seed"),
         Claim("makespan", "collab_trained", ("single_trained",), higher_is_better=False,
-              label="makespan (s, noise-free, own plan, every evaluated episode), per seed x house"),
+              label="makespan (s, noise-free, own plan, every evaluated episode), per training seed"),
     ]  # fmt: skip
     metrics = ("step_sr", "mission_success", "solo_plan_success", "collab_plan_success", "makespan",
                "clean_delivered")  # fmt: skip
     views = functools.partial(_views, cfg, episodes, train_rows)
-    cell = functools.partial(measure, cfg, by_scene, indices, weights)
+    cell = functools.partial(measure, cfg, episodes, indices, weights)
     return Study("conavbench-learned", list(ARMS), units, cell, claims=claims, metrics=metrics,
                  pass_metric="passed", config=cfg, seed=cfg.seed, views=views, unit_major=True)  # fmt: skip
 
@@ -302,18 +303,31 @@ def _views(
                           for m in ("solo_plan_success", "collab_plan_success", "mission_success",
                                     "clean_delivered")]
                        + [round(float(np.mean([c.metrics["makespan"] for c in cells])), 1)])  # fmt: skip
-    n_trials = (
-        len(result.records("collab_trained")[0].metrics["trials"]) if result.records("collab_trained") else 0
+    first = result.records(ARMS[0].name)
+    counts = (
+        {b: sum(length_bin(t[5]) == b for t in first[0].metrics["trials"]) for b in bins} if first else {}
     )
-    counts = {b: sum(length_bin(t[5]) == b for t in result.records(ARMS[0].name)[0].metrics["trials"])
-              for b in bins} if n_trials else {}  # fmt: skip
+    per_seed = []
+    for u in result.study.units:
+        c, s = result.cells.get(("collab_trained", u.key)), result.cells.get(("single_trained", u.key))
+        if c is None or s is None:
+            continue
+        row = [u.key]
+        for m, scale in (("step_sr", 100), ("mission_success", 100), ("makespan", 1)):
+            a, b = scale * c.metrics[m], scale * s.metrics[m]
+            row += [round(a, 1), round(b, 1), round(a - b, 1)]
+        per_seed.append(row)
     tables = [
-        Table("Step-level SR on the common trials, by leg length (pooled over seeds and houses)",
+        Table("Step-level SR on the common trials, by leg length (pooled over the seeds)",
               ["arm", "role", "all legs [95% CI]", *bins], rows,
               caption="every arm runs the same trials (each evaluated episode's reference legs and its solo "
                       "plan's legs) with the same budgets and noise draws; Wilson intervals over trials; "
-                      f"trials per bin in the first unit: {counts}"),
-        Table("Mission level on the same episodes (mean over seed x house units)",
+                      f"trials per bin in one seed: {counts}"),
+        Table("Per training seed: collab_trained against single_trained",
+              ["seed", "step SR collab", "step SR single", "difference", "mission SR collab",
+               "mission SR single", "difference", "makespan collab (s)", "makespan single (s)", "difference"],
+              per_seed, caption="the units the claims pair; SR in %"),
+        Table("Mission level on the same episodes (mean over the seeds)",
               ["arm", "own plan", "SR, solo plan", "SR, collaborative plan", "SR, own plan",
                "delivered noise-free, own plan", "makespan (s), noise-free, own plan"], mission,
               caption=f"{len(episodes)} test collaborative episodes, the first {cfg.eval_per_house} of each "

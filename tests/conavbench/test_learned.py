@@ -4,6 +4,7 @@ training, and the gate of the comparison: every arm runs one common trial set.""
 from __future__ import annotations
 
 import functools
+import json
 import math
 
 import numpy as np
@@ -167,6 +168,13 @@ def test_the_learned_run_reports_three_claims_with_floors_and_resumes(tmp_path) 
     assert [r[0] for r in per_seed.rows] == ["seed0", "seed1", "seed2"]
     assert not any("INVALID" in n for n in record.report.notes)
     cells = (out / CELLS_FILE).read_text()
+    trials: dict = {}  # the gate over the whole run: per seed, one trial set for every arm
+    for line in cells.splitlines():
+        c = json.loads(line)
+        trials.setdefault(c["unit"], {})[c["arm"]] = [tuple(t[:6]) for t in c["metrics"]["trials"]]
+    assert len(trials) == 3
+    for by_arm in trials.values():
+        assert len(by_arm) == len(learned.ARMS) and len({tuple(v) for v in by_arm.values()}) == 1
     checkpoints = sorted(p.name for p in (out / "checkpoints").iterdir())
     assert len(checkpoints) == 6  # both executors for each of the 3 seeds
     run_system(SYSTEM, "smoke", sets, out=out)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from iclr26.conavbench.agents import EvalConfig
+from iclr26.conavbench.executor import ExecutorConfig
 from iclr26.conavbench.missions import RULES
 from iclr26.conavbench.sim import SimConfig
 from iclr26.conavbench.splits import N_COLLAB, N_SCENES, N_SINGLE
@@ -21,6 +22,9 @@ random: uniform random actions (a floor); greedy: the primary does the whole mis
 collaborative: allocates per the episode's type and hands off at the relay; llm: a chat model picks
 sub-goals."""
 PROTOCOLS = ("high", "step")
+EXPERIMENTS = ("planners", "learned")
+"""planners: every planner on the whole split (the default run); learned: single-robot vs
+collaborative trained executors on one common trial set (`learned.py`)"""
 SPLITS = ("all", "train", "val", "test")
 
 
@@ -58,6 +62,15 @@ class NavConfig:
     planners, random and llm run under it; the oracle always runs noise-free)"""
     llm_episodes: int = 12
     """collaborative episodes the llm agent runs (0: all)"""
+    experiment: str = "planners"
+    """planners (every planner on the split) or learned (single-robot vs collaborative trained
+    executors on one common trial set, `learned.py`)"""
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+    """the learned experiment's executor: observation, network, behaviour-cloning budget"""
+    seeds: int = 6
+    """the learned experiment's training seeds (each trains both executors; the claims pair over them)"""
+    eval_per_house: int = 3
+    """the learned experiment's test collaborative episodes per test house, the first of each (0: all)"""
     seed: int = 0
     """seeds the scenes (derive_seed(seed, "scene", i)), the episodes and the random agent"""
 
@@ -68,6 +81,9 @@ class NavConfig:
         check_int("jobs", self.jobs, 1, 64)
         check_int("seed", self.seed, 0)
         check_in("eval_split", self.eval_split, SPLITS)
+        check_in("experiment", self.experiment, EXPERIMENTS)
+        check_int("seeds", self.seeds, 1, 100)
+        check_int("eval_per_house", self.eval_per_house, 0)
         check_in("acceptance", self.acceptance, RULES)
         for a in self.agents:
             check_in("agents", a, AGENTS)

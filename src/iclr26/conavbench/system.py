@@ -151,6 +151,12 @@ def run(cfg: NavConfig, ctx: RunContext) -> Report:
     split = build_split(cfg.seed, n_single=cfg.n_single, n_collab=cfg.n_collab, n_scenes=cfg.n_scenes,
                         jobs=cfg.jobs, out=root, rule=cfg.acceptance)  # fmt: skip
     gen_seconds = time.perf_counter() - t0
+    if cfg.experiment == "learned":
+        from iclr26.conavbench import learned
+
+        indices = A.index_scenes(split.scenes)
+        weights, rows = learned.train_all(cfg, split.episodes["train"], indices, ctx)
+        return run_study(learned.study(cfg, split, indices, weights, rows), ctx).report
     episodes: list[Episode] = split.all if cfg.eval_split == "all" else split.episodes[cfg.eval_split]
     if not episodes:
         raise ValueError(f"the {cfg.eval_split} split has no episodes; generate more (n_single, n_collab)")

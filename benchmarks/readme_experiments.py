@@ -270,6 +270,8 @@ EXPERIMENTS: list[Experiment] = [
                            "a floor the labels missed: the held verdicts do not show learning"))),
     Experiment("icl_analysis", "Does SmolLM2 beat the floors at 100 items a cell (5 shots, 3 tasks)?",
                "icl_analysis_bench_smollm2_grid.json", claims()),
+    Experiment("conavbench", "Does a policy trained on collaborative legs beat one trained on single-robot "
+               "legs, on one common trial set?", "conavbench_bench_learned.json", claims()),
 ]  # fmt: skip
 
 

@@ -42,6 +42,7 @@ EXP_ANCHOR = "#mechanism-experiments"
 DEMO_TIMES = ROOT / "benchmarks" / "demo" / "results" / "times_jobs2.json"
 # Where a system's bench claim is saved when it is not `<system>_bench.json`.
 BENCH_FILE = {
+    "conavbench": "conavbench_bench_learned.json",  # trained executors on one trial set (conavbench/learned.py)
     "laplacianformer": "accuracy_bench.json",
     "vincie": "vincie_bench_rejudged.json",  # the saved bench under the one rule (vincie/rejudge.py)
     "lfqa_e": "lfqa_e_headline_bench_whole_zh.json",  # the released Chinese file (lfqa_e/headline.py)

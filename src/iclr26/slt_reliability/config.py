@@ -77,7 +77,7 @@ class SLTConfig:
     """counter_prior only: the entity priors of its corpora (uniform, skewed)"""
     seeds: tuple[int, ...] = (0, 1, 2)
     """counter_prior only: each seed draws a corpus, its prior and a translator's initialisation"""
-    stress_noise: float = 0.05
+    stress_noise: float = 0.2
     """counter_prior only: keypoint noise (shoulder widths) of the degraded test videos"""
 
     def __post_init__(self) -> None:

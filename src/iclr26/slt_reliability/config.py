@@ -15,6 +15,8 @@ from iclr26.slt_reliability.train import KINDS, TrainConfig
 DATASETS: tuple[str, ...] = ("phoenix_like", "csl_like")
 """the synthetic corpora: in the roles of PHOENIX-2014T and CSL-Daily (other vocabularies and grammars)"""
 FIT_ON: tuple[str, ...] = ("test_folds", "dev")
+EXPERIMENTS: tuple[str, ...] = ("detection", "counter_prior")
+PRIORS: tuple[str, ...] = ("uniform", "skewed")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,17 @@ class SLTConfig:
     seed: int = 0
     """seeds the corpora, the mismatched-video draw is reliability.seed, training is train.seed;
     this one also seeds the degradations and the bootstrap intervals"""
+    experiment: str = "detection"
+    """detection: the paper's tables on `datasets` × `architectures` (the README's bench). counter_prior:
+    issue 61's experiment (`counter_prior.py`): phoenix_like with place-first translations, without and
+    with an entity prior (`priors`), × `architectures` × `seeds`, 30% counter-prior test sentences
+    (corpus.counter_prior); grounding against confidence on them, and under noise `stress_noise`"""
+    priors: tuple[str, ...] = PRIORS
+    """counter_prior only: the entity priors of its corpora (uniform, skewed)"""
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """counter_prior only: each seed draws a corpus, its prior and a translator's initialisation"""
+    stress_noise: float = 0.2
+    """counter_prior only: keypoint noise (shoulder widths) of the degraded test videos"""
 
     def __post_init__(self) -> None:
         for d in self.datasets:
@@ -88,5 +101,13 @@ class SLTConfig:
             check_int("downsample", k, 1, 16)
         for r in self.drop:
             check_interval("drop", r, 0, 1, closed=(True, False))
+        check_in("experiment", self.experiment, EXPERIMENTS)
+        for p in self.priors:
+            check_in("priors", p, PRIORS)
+        for sd in self.seeds:
+            check_int("seeds", sd, 0)
+        check_interval("stress_noise", self.stress_noise, 0, closed=(False, True))
+        if self.experiment == "counter_prior" and (not self.priors or not self.seeds):
+            raise ConfigError("experiment=counter_prior needs at least one prior and one seed")
         if self.entity_file and not self.data_root:
             raise ConfigError("entity_file is only read with data_root (the synthetic corpora mark entities)")

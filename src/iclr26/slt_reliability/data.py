@@ -34,12 +34,14 @@ from iclr26.core.validation import check_in, check_int
 __all__ = [
     "BODY_KEYPOINTS",
     "DATASETS",
+    "ENTITY_PRIORS",
     "FPS",
     "LEFT_HAND",
     "N_KEYPOINTS",
     "RIGHT_HAND",
     "Corpus",
     "CorpusConfig",
+    "EntityPrior",
     "GlossPrototype",
     "Sample",
     "Signer",
@@ -70,6 +72,7 @@ RIGHT_HAND = slice(8, 8 + N_HAND)
 LEFT_HAND = slice(8 + N_HAND, 8 + 2 * N_HAND)
 N_KEYPOINTS = 8 + 2 * N_HAND  # 50
 DATASETS = ("phoenix_like", "csl_like")
+ENTITY_PRIORS = ("none", "uniform", "skewed")
 
 # The mirror image swaps left and right: keypoint i of the mirrored signer is keypoint MIRROR[i].
 MIRROR = np.array([0, 1, 3, 2, 5, 4, 7, 6, *range(LEFT_HAND.start, LEFT_HAND.stop), *range(8, 8 + N_HAND)])
@@ -96,6 +99,9 @@ class Sample:
     signer: int
     dataset: str
     """"phoenix_like" or "csl_like" (or the name given to the real-data loader)"""
+    counter_prior: bool = False
+    """drawn against the entity prior (`CorpusConfig.entity_prior`): every place's weather and number
+    are ones the prior makes rare (only in the test split of a corpus with a prior)"""
 
 
 @dataclass
@@ -112,6 +118,8 @@ class Corpus:
     """text vocabulary (sorted)"""
     entity_words: frozenset[str]
     """every word that is an entity (for CHAIR)"""
+    prior: EntityPrior | None = None
+    """the entity prior the sentences were drawn from (`CorpusConfig.entity_prior`); None: none"""
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,20 @@ class CorpusConfig:
     """range of a gloss's prototype duration in frames, before the signer's speed"""
     rest_frames: tuple[int, int] = (6, 9)
     """range of the rest-pose hold before and after the sentence (frames, before crossfading)"""
+    signer_noise: tuple[float, float] = (0.002, 0.005)
+    """range of a signer's keypoint jitter (standard deviation, before the signer's scale); larger: harder
+    signers"""
+    entity_prior: str = "none"
+    """phoenix_like only. none: the grammar as it is (every entity uniform and independent). uniform or
+    skewed: place-first translations ("in the north there will be rain"), so the decoder has written the
+    place before it writes the place's weather or temperature; under skewed each place has a dominant
+    weather and a set of usual numbers (drawn with probability `dominance`), under uniform neither"""
+    dominance: float = 0.8
+    """under entity_prior=skewed: P(the place's dominant weather | place) and P(one of the place's usual
+    numbers | place)"""
+    counter_prior: float = 0.3
+    """under entity_prior=uniform or skewed: the share of test sentences drawn against the prior (every
+    weather and number of the sentence not its place's dominant or usual one)"""
 
     def __post_init__(self) -> None:
         check_int("n_signers", self.n_signers, 2)
@@ -148,6 +170,14 @@ class CorpusConfig:
                 f"rest_frames={self.rest_frames} must be a (low, high) range with low >= coarticulation + 1"
                 f" = {self.coarticulation + 1}"
             )
+        lo, hi = self.signer_noise
+        if not 0 <= lo <= hi:
+            raise UserError(f"signer_noise={self.signer_noise} must be a (low, high) range, 0 <= low <= high")
+        check_in("entity_prior", self.entity_prior, ENTITY_PRIORS)
+        if not 0 < self.dominance < 1:
+            raise UserError(f"dominance must be in (0, 1), got {self.dominance}")
+        if not 0 <= self.counter_prior <= 1:
+            raise UserError(f"counter_prior must be in [0, 1], got {self.counter_prior}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -357,7 +387,9 @@ class Signer:
     """standard deviation of the keypoint jitter"""
 
 
-def make_signers(seed: int, name: str, n: int) -> tuple[Signer, ...]:
+def make_signers(
+    seed: int, name: str, n: int, noise: tuple[float, float] = (0.002, 0.005)
+) -> tuple[Signer, ...]:
     """n signers; signers 3, 7, 11, ... are left-handed (one in train, one in test with 9 signers)."""
     rng = _rng(seed, name, "signers")
     return tuple(
@@ -368,7 +400,7 @@ def make_signers(seed: int, name: str, n: int) -> tuple[Signer, ...]:
             speed=float(rng.uniform(0.8, 1.25)),
             left_handed=i % 4 == 3,
             offset=(float(rng.normal(0, 0.03)), float(rng.normal(0, 0.03))),
-            noise=float(rng.uniform(0.002, 0.005)),
+            noise=float(rng.uniform(*noise)),
         )
         for i in range(n)
     )
@@ -407,7 +439,7 @@ class _Renderer:
         self.protos = {
             g: GlossPrototype.sample(g, _rng(seed, name, "gloss", g), config.gloss_frames) for g in glosses
         }
-        self.signers = make_signers(seed, name, config.n_signers)
+        self.signers = make_signers(seed, name, config.n_signers, config.signer_noise)
         self._cache: dict[tuple[str, int], np.ndarray] = {}
         self.rest = _rest_pose()
 
@@ -631,6 +663,103 @@ _PHOENIX = _Grammar(
     function_words=frozenset({"there", "will", "may", "be", "of", "it", "a", "first", "and", "then", "no"}),
     sentence=_ph_sentence,
 )
+
+
+@dataclass(frozen=True)
+class EntityPrior:
+    """The conditionals of a phoenix_like corpus with an entity prior: each place's dominant weather and
+    usual numbers (drawn once per corpus seed). Under `skewed` a clause draws its place's dominant weather
+    (or one of its usual numbers) with probability `dominance`, else one of the others; otherwise every
+    option is equally likely. A counter-prior draw takes one of the others."""
+
+    skewed: bool
+    dominance: float
+    weather: dict[str, str]
+    """place gloss -> its dominant weather gloss"""
+    numbers: dict[str, tuple[str, ...]]
+    """place gloss -> its usual number glosses"""
+
+    @classmethod
+    def draw(cls, seed: int, name: str, skewed: bool, dominance: float, n_usual: int = 3) -> EntityPrior:
+        """The places' dominant weathers (a permutation, so every weather dominates one or two places)
+        and `n_usual` usual numbers per place."""
+        rng = _rng(seed, name, "prior")
+        places, weathers, numbers = list(_PH_PLACE), list(_PH_WEATHER), list(_PH_NUMBER)
+        perm = rng.permutation(len(places))
+        weather = {p: weathers[int(perm[i]) % len(weathers)] for i, p in enumerate(places)}
+        usual = {
+            p: tuple(numbers[int(j)] for j in sorted(rng.choice(len(numbers), n_usual, replace=False)))
+            for p in places
+        }
+        return cls(skewed, dominance, weather, usual)
+
+    def _draw(self, rng: np.random.Generator, options: list[str], usual: Sequence[str], counter: bool) -> str:
+        rare = [o for o in options if o not in usual]
+        if counter:
+            return rare[int(rng.integers(len(rare)))]
+        if self.skewed:
+            pool = list(usual) if rng.random() < self.dominance else rare
+            return pool[int(rng.integers(len(pool)))]
+        return options[int(rng.integers(len(options)))]
+
+    def weather_of(self, rng: np.random.Generator, place: str, counter: bool = False) -> str:
+        """A weather gloss for `place`."""
+        return self._draw(rng, list(_PH_WEATHER), (self.weather[place],), counter)
+
+    def number_of(self, rng: np.random.Generator, place: str, counter: bool = False) -> str:
+        """A temperature (number gloss) for `place`."""
+        return self._draw(rng, list(_PH_NUMBER), self.numbers[place], counter)
+
+    def usual(self, place: str, gloss: str) -> bool:
+        """Whether `gloss` (a weather or a number) is what the prior expects at `place`."""
+        return gloss == self.weather[place] or gloss in self.numbers[place]
+
+
+def _ph_prior_clause(rng: np.random.Generator, prior: EntityPrior, counter: bool) -> tuple[Clause, bool]:
+    """A phoenix_like clause with its place first in the translation (the glosses as in `_ph_clause`),
+    the weather and numbers drawn from `prior`; and whether it pairs its place with a weather or number."""
+    place = _pick(rng, _PH_PLACE)
+    pp = _PH_PLACE[place]
+    kind = int(rng.integers(7))
+    if kind <= 2:
+        w = prior.weather_of(rng, place, counter)
+        forms = (((), "there will be"), (("MAYBE",), "there may be"), (("NOT",), "there will be no"))
+        extra, phrase = forms[kind]
+        return ([place, w, *extra], _words(pp, phrase, _PH_WEATHER[w])), True
+    if kind == 3:
+        n = prior.number_of(rng, place, counter)
+        minus = rng.random() < 0.3
+        g = [place, "TEMPERATURE", *(["MINUS"] if minus else []), n, "DEGREE"]
+        return (g, _words(pp, "temperatures of", "minus" if minus else "", _PH_NUMBER[n], "degrees")), True
+    if kind == 4:
+        s = _pick(rng, _PH_STATE)
+        return ([place, s], _words(pp, "it will be", _PH_STATE[s])), False
+    if kind == 5:
+        s = _pick(rng, _PH_STRENGTH)
+        return (["WIND", s, place], _words(pp, "there will be a", _PH_STRENGTH[s], "wind")), False
+    w = prior.weather_of(rng, place, counter)
+    others = [x for x in _PH_WEATHER if x != w and not (counter and prior.usual(place, x))]
+    w2 = others[int(rng.integers(len(others)))]
+    return ([place, w, "THEN", w2], _words(pp, "first", _PH_WEATHER[w], "and then", _PH_WEATHER[w2])), True
+
+
+def _ph_prior_sentence(rng: np.random.Generator, prior: EntityPrior, counter: bool = False) -> Clause:
+    """[TIME] clause [clause [clause]] as `_ph_sentence`, clauses from `_ph_prior_clause`; a counter-prior
+    sentence pairs at least one place with a weather or number."""
+    while True:
+        glosses: list[str] = []
+        words: list[str] = []
+        if rng.random() < 0.85:
+            t = _pick(rng, _PH_TIME)
+            glosses, words = [t], _words(_PH_TIME[t])
+        paired = False
+        for i in range(int(rng.choice([1, 2, 3], p=[0.45, 0.4, 0.15]))):
+            (g, w), pairs = _ph_prior_clause(rng, prior, counter)
+            paired |= pairs
+            glosses += g
+            words += (["and"] if i else []) + w
+        if 3 <= len(glosses) <= 9 and (paired or not counter):
+            return glosses, words
 
 
 # --- csl_like: daily life (CSL-like order: time, subject, object, verb; negation and questions last)
@@ -859,6 +988,11 @@ def make_corpus(
         check_int(arg, value, 0)
     check_int("seed", seed, 0)
     config = config or CorpusConfig()
+    prior = None
+    if config.entity_prior != "none":
+        if name != "phoenix_like":
+            raise UserError(f"entity_prior={config.entity_prior!r} is for phoenix_like only, not {name!r}")
+        prior = EntityPrior.draw(seed, name, config.entity_prior == "skewed", config.dominance)
     renderer = _Renderer(name, seed, grammar.glosses, config)
     n_seen = config.n_signers - config.n_test_signers
     splits: dict[str, list[Sample]] = {}
@@ -870,7 +1004,12 @@ def make_corpus(
         rng = _rng(seed, name, "split", split)
         samples = []
         for i in range(n):
-            glosses, words = grammar.sentence(rng)
+            counter = False
+            if prior is None:
+                glosses, words = grammar.sentence(rng)
+            else:
+                counter = split == "test" and bool(rng.random() < config.counter_prior)
+                glosses, words = _ph_prior_sentence(rng, prior, counter)
             signer = signers[int(rng.integers(len(signers)))]
             samples.append(
                 Sample(
@@ -881,6 +1020,7 @@ def make_corpus(
                     entities=frozenset(words) & grammar.entity_words,
                     signer=signer.id,
                     dataset=name,
+                    counter_prior=counter,
                 )
             )
         splits[split] = samples
@@ -890,6 +1030,7 @@ def make_corpus(
         glosses=grammar.glosses,
         words=grammar.words,
         entity_words=grammar.entity_words,
+        prior=prior,
     )
 
 

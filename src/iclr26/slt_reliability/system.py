@@ -27,6 +27,7 @@ from iclr26.core.intervals import bootstrap_interval
 from iclr26.core.records import markdown_table
 from iclr26.core.study import Arm, Reference, Role, Study, StudyResult, Unit, run_study
 from iclr26.core.system import preset_table
+from iclr26.slt_reliability import counter_prior
 from iclr26.slt_reliability import hallucination as H
 from iclr26.slt_reliability.config import SLTConfig
 from iclr26.slt_reliability.data import Corpus, check_samples, make_corpus
@@ -431,6 +432,8 @@ def study(cfg: SLTConfig, models: Models | None = None, views: Any = None) -> St
 def run(cfg: SLTConfig, ctx: RunContext) -> Report:
     """The study (every detector on every translator), then the system's views: detection tables,
     analyses and figures from the same fitted translators."""
+    if cfg.experiment == "counter_prior":
+        return counter_prior.run(cfg, ctx)
     models = Models(cfg)
     return run_study(study(cfg, models, functools.partial(_views, cfg, models)), ctx).report
 

@@ -272,6 +272,10 @@ EXPERIMENTS: list[Experiment] = [
                "icl_analysis_bench_smollm2_grid.json", claims()),
     Experiment("conavbench", "Does a policy trained on collaborative legs beat one trained on single-robot "
                "legs, on one common trial set?", "conavbench_bench_learned.json", claims()),
+    Experiment("slt_reliability", "Does grounding catch the confident, prior-driven hallucinations that text "
+               "confidence misses?", "slt_reliability_bench_counter_prior.json", claims(),
+               "under the skewed prior confidence is worse on counter-prior sentences than on the others "
+               "(not under uniform), and grounding and the visual signals are worse with it (README)"),
 ]  # fmt: skip
 
 

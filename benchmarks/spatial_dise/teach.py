@@ -5,7 +5,8 @@
 Runs `iclr26 run spatial_dise --preset bench --set experiment=teach` with the item shards under
 runs/spatial_dise_teach/data (a rerun resumes the shards, the training checkpoints and the cells) and
 3D rotation capped at 4k training items (its items take about ten times longer to draw and gate than
-the 2D tasks'); saves results/spatial_dise_bench_teach.json and teach_curve.png beside it.
+the 2D tasks'; `--set "teach.caps=[]"` lifts the cap); saves results/spatial_dise_bench_teach.json and
+teach_curve.png beside it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SETS = ("experiment=teach", "data_dir=runs/spatial_dise_teach/data", "teach.caps
 if __name__ == "__main__":
     if "--tag" not in sys.argv:
         sys.argv += ["--tag", "teach"]
+    given = {a.split("=", 1)[0] for a in sys.argv[1:]}  # a field set on the command line replaces ours
+    SETS = tuple(kv for kv in SETS if kv.split("=", 1)[0] not in given)
     run_preset_benchmark(
         SYSTEM, Path(__file__).parent / "results", "spatial_dise", __doc__.splitlines()[0], SETS
     )

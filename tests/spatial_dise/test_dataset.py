@@ -10,7 +10,7 @@ from PIL import Image
 
 from iclr26.core.errors import UserError
 from iclr26.spatial_dise import dataset
-from iclr26.spatial_dise.dataset import generate_split, plan, proportional
+from iclr26.spatial_dise.dataset import GENERATOR, generate_split, plan, proportional
 from iclr26.spatial_dise.records import read_csv
 from iclr26.spatial_dise.system import oracle_letters
 from iclr26.spatial_dise.tasks import QUADRANT_OF, TASKS
@@ -58,7 +58,7 @@ def test_an_interrupted_generation_resumes(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(dataset, "_make_shard", dies_after_two)
     with pytest.raises(KeyboardInterrupt):
         generate_split(tmp_path / "cut", "train", COUNTS, seed=3)
-    assert len(list((tmp_path / "cut" / "parts" / "train").glob("*.csv"))) == 2
+    assert len(list((tmp_path / "cut" / "parts" / GENERATOR / "train").glob("*.csv"))) == 2
     monkeypatch.setattr(dataset, "_make_shard", real)
     done = []
     resumed = generate_split(tmp_path / "cut", "train", COUNTS, seed=3, on_shard=done.append)

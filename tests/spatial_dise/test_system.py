@@ -17,6 +17,7 @@ from iclr26.core.study import run_study
 from iclr26.core.system import RunContext
 from iclr26.spatial_dise import SYSTEM
 from iclr26.spatial_dise.config import BASELINES, SpatialConfig
+from iclr26.spatial_dise.dataset import GENERATOR
 from iclr26.spatial_dise.items import LETTERS, QUADRANTS
 from iclr26.spatial_dise.records import Record
 from iclr26.spatial_dise.system import Bench, study
@@ -46,7 +47,7 @@ def test_smoke_runs_and_resumes(tmp_path) -> None:
     stamp = csv.stat().st_mtime_ns
     again, _ = run_system(SYSTEM, "smoke", out=out)
     assert _rows(again)["option scorer (trained here)"] == rows["option scorer (trained here)"]
-    assert (out / "data" / "parts" / "bench").is_dir() and csv.stat().st_mtime_ns >= stamp
+    assert (out / "data" / "parts" / GENERATOR / "bench").is_dir() and csv.stat().st_mtime_ns >= stamp
     assert (out / CELLS_FILE).read_text().splitlines() == cells  # every cell resumed, none redone
     standard = next(t for t in again.report.tables if t.title.endswith("every arm, mean over units"))
     human = next(r for r in standard.rows if r[0] == "human (paper)")

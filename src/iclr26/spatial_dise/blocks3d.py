@@ -25,6 +25,7 @@ blocks (`render.visible_blocks`). That rule only chooses a picture, so it runs i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,12 @@ def _direction(rng: np.random.Generator, index: int | None = None) -> Direction:
 
 def best_view(shape: Shape, directions: list[Direction]) -> Direction:
     """The authors' question-view rule: the direction showing the most blocks (first on ties)."""
+    return _best_view(tuple(shape), tuple(tuple(d) for d in directions))
+
+
+@functools.lru_cache(maxsize=64)
+def _best_view(shape: Shape, directions: tuple[Direction, ...]) -> Direction:
+    """`best_view`, remembered: the gate and the panels ask it of the same draft."""
     seen = [visible_blocks(shape, d) for d in directions]
     return directions[int(np.argmax(seen))]
 

@@ -12,6 +12,7 @@ from iclr26.core.validation import check_in, check_int
 from iclr26.spatial_dise.render import RENDERERS
 from iclr26.spatial_dise.scorer import ScorerConfig
 from iclr26.spatial_dise.tasks import TASKS, check_tasks
+from iclr26.spatial_dise.teach import TeachConfig
 
 BASELINES = ("random", "pixel_similarity", "least_similar", "odd_one_out", "medoid", "most_ink", "least_ink")
 """The heuristic rows: random choice, and six pixel heuristics (three pairs of opposites) that expose
@@ -61,6 +62,11 @@ class SpatialConfig:
     """most tokens of a VLM reply (the paper asks for one letter)"""
     seed: int = 0
     """seeds the item generators (derive_seed(seed, split, index)) and the random row"""
+    experiment: str = "bench"
+    """bench: the splits, the scorer and the bench study; teach: does generated data teach? (the
+    Siamese scorer's learning curve, `teach`; data_dir then holds its item shards)"""
+    teach: TeachConfig = field(default_factory=TeachConfig)
+    """the learning-curve experiment (experiment=teach)"""
 
     def __post_init__(self) -> None:
         check_int("bench_items", self.bench_items, 1)
@@ -75,5 +81,6 @@ class SpatialConfig:
         for b in self.baselines:
             check_in("baselines", b, BASELINES)
         check_in("renderer", self.renderer, RENDERERS)
+        check_in("experiment", self.experiment, ("bench", "teach"))
         if self.train_items and not self.val_items:
             raise ConfigError("the scorer needs a validation split: set val_items > 0 (or train_items=0)")

@@ -31,6 +31,10 @@ from iclr26.spatial_dise.render import use_renderer
 from iclr26.spatial_dise.tasks import QUADRANT_OF, TASKS, task
 
 BENCH_SIZE = 559
+GENERATOR = "gated"
+"""The generator's version in the resume folders (`parts/<GENERATOR>/<split>`): a folder's shards made
+before the answerability gate (`parts/<split>`) are not resumed, so an old data_dir is regenerated."""
+
 BENCH_COUNTS: dict[str, int] = {
     "2d_shape_finding": 54,
     "3d_shape_finding": 54,
@@ -139,7 +143,7 @@ def generate_split(
     root = Path(root)
     slots = plan(split, counts)
     image_dir = root / "images" / split
-    parts = root / "parts" / split
+    parts = root / "parts" / GENERATOR / split
     image_dir.mkdir(parents=True, exist_ok=True)
     parts.mkdir(parents=True, exist_ok=True)
     shards = [slots[i : i + SHARD] for i in range(0, len(slots), SHARD)]

@@ -95,8 +95,16 @@ class GenerationError(UserError):
     """The verifier refused every draft a task produced."""
 
 
-def make_item(task: Task, rng: np.random.Generator, difficulty: str, *, max_tries: int = 50) -> Item:
-    """Draft, prove (regenerating refused drafts) and shuffle one item of `task`."""
+def make_item(
+    task: Task, rng: np.random.Generator, difficulty: str, *, max_tries: int = 50, gate: bool = True
+) -> Item:
+    """Draft, prove (regenerating refused drafts) and shuffle one item of `task`.
+
+    With `gate` a proved draft must also pass the answerability gate (`answerability.problems`: the
+    difference of each distractor shows in the pictures); one that fails is redrafted like a refused
+    one. The gate draws no random numbers, so `gate=False` gives the items made before it."""
+    from iclr26.spatial_dise.answerability import problems as unanswerable
+
     if difficulty not in DIFFICULTIES:
         raise UserError(f"unknown difficulty {difficulty!r}; choose from {', '.join(DIFFICULTIES)}")
     problems: list[str] = []
@@ -105,6 +113,8 @@ def make_item(task: Task, rng: np.random.Generator, difficulty: str, *, max_trie
         if len(draft.options) != len(LETTERS):
             raise GenerationError(f"{task.name} drafted {len(draft.options)} options, not 4")
         problems = task.check(draft)
+        if not problems and gate:
+            problems = unanswerable(task, draft)
         if not problems:
             order = tuple(int(i) for i in rng.permutation(len(LETTERS)))
             return Item(task.name, task.quadrant, difficulty, draft.question, draft, order, tries)

@@ -101,12 +101,35 @@ def box_mesh(low: Sequence[float], high: Sequence[float], color: Sequence[int] =
     return merge(faces)
 
 
+def _unit_box() -> tuple[np.ndarray, np.ndarray]:
+    """`box_mesh` of the unit box: (12, 3, 3) 0/1 corner flags and the (12,) face ids."""
+    unit = box_mesh((0, 0, 0), (1, 1, 1))
+    return unit.triangles.astype(bool), unit.faces
+
+
+_UNIT_BOX = _unit_box()
+
+
 def block_mesh(
     blocks: Iterable[Block], color: Sequence[int] = GREY, offset: Sequence[float] = (0, 0, 0)
 ) -> Mesh:
-    """The boxes of a shape's blocks (optionally moved by `offset`)."""
+    """The boxes of a shape's blocks (optionally moved by `offset`): `box_mesh` of each, merged, built
+    at once (block i's six faces have ids 6i..6i+5)."""
     off = np.asarray(offset, dtype=float)
-    return merge(box_mesh(lo + off, hi + off, color) for lo, hi in (b.bounds for b in blocks))
+    bounds = [b.bounds for b in blocks]
+    if not bounds:
+        return Mesh()
+    lo = np.stack([b[0] for b in bounds]) + off  # (n, 3)
+    hi = np.stack([b[1] for b in bounds]) + off
+    flags, faces = _UNIT_BOX
+    tris = np.where(flags[None], hi[:, None, None, :], lo[:, None, None, :]).reshape(-1, 3, 3)
+    n = len(bounds)
+    return Mesh(
+        tris,
+        np.tile(np.asarray(color, dtype=np.uint8), (12 * n, 1)),
+        (faces[None, :] + 6 * np.arange(n)[:, None]).reshape(-1),
+        np.full(12 * n, True),
+    )
 
 
 def cone_mesh(
@@ -197,24 +220,21 @@ def shading(mesh: Mesh) -> np.ndarray:
     return np.clip(np.round(mesh.colors * shade[:, None]), 0, 255).astype(np.uint8)
 
 
-def rasterize(
-    mesh: Mesh, cam: Camera, *, outline: int = 2, background: Sequence[int] = (255, 255, 255)
-) -> tuple[np.ndarray, np.ndarray]:
-    """(H, W, 3) uint8 pixels and the (H, W) face-id buffer (-1 = background) of `mesh` seen by `cam`."""
+def scan(mesh: Mesh, cam: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The z-buffer pass: (H, W) face ids (-1 = background), depths (larger = nearer; -inf where
+    nothing is drawn) and the triangle drawn at each pixel (-1 = background)."""
     h, w = cam.height, cam.width
-    rgb = np.empty((h, w, 3), dtype=np.uint8)
-    rgb[:] = np.asarray(background, dtype=np.uint8)
     ids = np.full((h, w), -1, dtype=np.int64)
-    if len(mesh.triangles) == 0:
-        return rgb, ids
+    tri = np.full((h, w), -1, dtype=np.int64)
     zbuf = np.full((h, w), -np.inf)
+    if len(mesh.triangles) == 0:
+        return ids, zbuf, tri
     x, y, z = _project(mesh, cam)
     d = np.asarray(cam.direction, dtype=float)
     d = d / np.linalg.norm(d)
     normals = np.cross(
         mesh.triangles[:, 1] - mesh.triangles[:, 0], mesh.triangles[:, 2] - mesh.triangles[:, 0]
     )
-    colors = shading(mesh)
     for t in np.flatnonzero(normals @ d > 1e-9):  # front faces only
         xs, ys, zs = x[t], y[t], z[t]
         x0, x1 = max(int(np.floor(xs.min())), 0), min(int(np.ceil(xs.max())), w - 1)
@@ -235,7 +255,21 @@ def rasterize(
         hit = inside & (depth > window + 1e-7)
         window[hit] = depth[hit]
         ids[y0 : y1 + 1, x0 : x1 + 1][hit] = mesh.faces[t]
-        rgb[y0 : y1 + 1, x0 : x1 + 1][hit] = colors[t]
+        tri[y0 : y1 + 1, x0 : x1 + 1][hit] = t
+    return ids, zbuf, tri
+
+
+def rasterize(
+    mesh: Mesh, cam: Camera, *, outline: int = 2, background: Sequence[int] = (255, 255, 255)
+) -> tuple[np.ndarray, np.ndarray]:
+    """(H, W, 3) uint8 pixels and the (H, W) face-id buffer (-1 = background) of `mesh` seen by `cam`."""
+    h, w = cam.height, cam.width
+    rgb = np.empty((h, w, 3), dtype=np.uint8)
+    rgb[:] = np.asarray(background, dtype=np.uint8)
+    ids, _, tri = scan(mesh, cam)
+    drawn = tri >= 0
+    if drawn.any():
+        rgb[drawn] = shading(mesh)[tri[drawn]]
     if outline:
         edge = np.zeros((h, w), dtype=bool)
         edge[:, 1:] |= ids[:, 1:] != ids[:, :-1]

@@ -41,6 +41,7 @@ from iclr26.spatial_dise.harness import (
     vlm_predictor,
 )
 from iclr26.spatial_dise.items import DIFFICULTIES, QUADRANTS, make_item
+from iclr26.spatial_dise.learning_curve import run_teach
 from iclr26.spatial_dise.records import Record, load_release, read_csv
 from iclr26.spatial_dise.scorer import ScorerConfig, predict_scorer, train_scorer
 from iclr26.spatial_dise.tasks import TASKS, task
@@ -225,7 +226,10 @@ def study(cfg: SpatialConfig, bench: Bench, views: Any = None) -> Study:
 
 
 def run(cfg: SpatialConfig, ctx: RunContext) -> Report:
-    """Generate (or resume) the splits, train (or resume) the scorer, run the study, tabulate, draw."""
+    """Generate (or resume) the splits, train (or resume) the scorer, run the study, tabulate, draw (with
+    experiment=teach: the learning curve, `learning_curve.run_teach`)."""
+    if cfg.experiment == "teach":
+        return run_teach(cfg.teach, cfg.data_dir, ctx)
     if cfg.vlm_row:
         ctx.require_images("the VLM row (vlm_row=true)")  # before generating and training, not after
     root = Path(cfg.data_dir) if cfg.data_dir else ctx.out_dir / "data"

@@ -30,7 +30,7 @@ from iclr26.core.config import ConfigError
 from iclr26.core.records import markdown_table
 from iclr26.core.study import run_study
 from iclr26.vincie.grid import vocabulary
-from iclr26.vincie.grid_study import LEARNED, GridConfig, study, train_arm, training_sessions
+from iclr26.vincie.grid_study import TRAINED, GridConfig, study, train_arm, training_sessions
 from iclr26.vincie.model import SessionDiT
 from iclr26.vincie.sequence import Tokenizer
 
@@ -68,12 +68,15 @@ def main() -> None:
     models, rows = {}, []
     for seed in cfg.seeds:
         data = training_sessions(cfg, seed)
-        for arm in LEARNED:
+        for arm in TRAINED:
             net, row = train_arm(cfg, arm, seed, data, tok, out / f"{arm}_seed{seed}.pt")
             models[(arm, seed)] = net
             rows.append(row)
             print(f"seed {seed} {arm}: loss {row['final_loss']:.4f}, {row['seconds']:.0f} s", flush=True)
-    result = run_study(study(cfg, models, rows), RunContext(out_dir=out))
+    # the ledger is per seed set (one ledger, one config); the checkpoints are shared
+    study_dir = out / ("study_seeds" + "-".join(str(s) for s in cfg.seeds))
+    study_dir.mkdir(exist_ok=True)
+    result = run_study(study(cfg, models, rows), RunContext(out_dir=study_dir))
     report = result.report
     for t in report.tables:
         print(f"\n{t.title}\n" + markdown_table(t.columns, t.rows))
@@ -85,7 +88,7 @@ def main() -> None:
     payload = {
         **provenance(),
         "preset": args.preset,
-        "run_dir": str(out),
+        "run_dir": str(study_dir),
         "config": asdict(cfg),
         "parameters": sum(p.numel() for p in SessionDiT(cfg.model, len(tok)).parameters()),
         "claim_checks": [asdict(c) for c in result.checks],
@@ -94,7 +97,7 @@ def main() -> None:
         "notes": report.notes,
     }
     path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
-    shutil.copyfile(out / "cells.jsonl", path.with_suffix(".cells.jsonl"))
+    shutil.copyfile(study_dir / "cells.jsonl", path.with_suffix(".cells.jsonl"))
     print(f"saved {path}")
 
 

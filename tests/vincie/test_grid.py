@@ -97,3 +97,39 @@ def test_valid_edits_keep_colours_unique() -> None:
         scene = apply(scene, options[int(rng.integers(len(options)))])
         cols = [o.colour for o in scene.objects]
         assert len(set(cols)) == len(cols) and 1 <= len(cols) <= 5
+
+
+def test_grid_study_smoke_checks_its_oracle_and_floors(tmp_path) -> None:
+    import dataclasses
+
+    import torch
+
+    from iclr26.core import RunContext
+    from iclr26.core.study import run_study
+    from iclr26.vincie.grid_study import TRAINED, GridConfig, study, train_arm, training_sessions
+
+    torch.set_num_threads(1)
+    base = GridConfig(seeds=(0,), train_sessions=12, test_sessions=3, turns=2)
+    cfg = dataclasses.replace(
+        base,
+        train=dataclasses.replace(base.train, steps=2, batch=2, warmup=1, max_images=3),
+        sampler=dataclasses.replace(base.sampler, steps=1),
+    )
+    tok = Tokenizer(vocabulary())
+    data = training_sessions(cfg, 0)
+    models, rows = {}, []
+    for arm in TRAINED:
+        models[(arm, 0)], row = train_arm(cfg, arm, 0, data, tok)
+        rows.append(row)
+    examples = {r["arm"]: r["next_image_examples"] for r in rows}
+    assert examples["vincie"] < examples["no_masks"] == examples["pairwise"]
+    assert abs(examples["no_masks_equal"] - examples["vincie"]) <= cfg.train.batch  # equal next-image budget
+    result = run_study(study(cfg, models, rows), RunContext(out_dir=tmp_path))
+    assert not result.invalid  # the true images pass every unit
+    assert all(v == 1.0 for v in result.values("oracle", "context").values())
+    assert all(v == 0.0 for v in result.values("copy", "ordinary").values())
+    assert all(v == 1.0 for v in result.values("chance", "ordinary").values())
+    assert {c.baseline for c in result.checks} == {"pairwise", "no_masks", "no_masks_equal"}
+    # a rerun measures nothing again
+    again = run_study(study(cfg, models, rows), RunContext(out_dir=tmp_path))
+    assert again.cells.keys() == result.cells.keys()

@@ -237,7 +237,10 @@ def pairwise_guess(rng: np.random.Generator, image: np.ndarray, text: str) -> np
     if ws[0] == "add":
         g[NUMBERS.index(ws[6]), NUMBERS.index(ws[8])] = colour
         return render(g)
-    where = tuple(np.argwhere(grid == colour)[0])
+    found = np.argwhere(grid == colour)
+    if not len(found):  # on its own earlier guesses the named object may be gone: nothing to edit
+        return np.asarray(image, np.float32)
+    where = tuple(found[0])
     if ws[0] == "remove":
         g[where] = -1
     elif ws[0] == "make":

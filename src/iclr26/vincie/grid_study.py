@@ -62,6 +62,11 @@ LEARNED = {
     "no_masks": ProxyConfig(current_mask=False, next_mask=False, mask_rate=0.0),
     "pairwise": ProxyConfig(context=False, current_mask=False, next_mask=False, mask_rate=0.0),
 }
+EQUAL = {"no_masks_equal": "no_masks", "pairwise_equal": "pairwise"}
+"""Arms trained for vincie's next-image budget: the steps times vincie's next-image share."""
+TRAINED = (*LEARNED, *EQUAL)
+SAMPLED = {"vincie_image_only": "vincie"}
+"""Arms that sample another arm's model: the vincie model making the image alone (no masks first)."""
 FLOORS = {"copy": "copy the last image", "untrained": "untrained model", "chance": "pairwise guess"}
 
 
@@ -148,22 +153,35 @@ def next_image_share(proxy: ProxyConfig) -> float:
     return (1 - proxy.mask_rate) + proxy.mask_rate / len(proxy.tasks)
 
 
+def proxy_of(arm: str) -> ProxyConfig:
+    """The proxy tasks an arm's model trained on."""
+    return LEARNED[EQUAL.get(SAMPLED.get(arm, arm), SAMPLED.get(arm, arm))]
+
+
+def steps_of(cfg: GridConfig, arm: str) -> int:
+    """An arm's optimiser steps: the config's, or for an `EQUAL` arm vincie's next-image budget."""
+    if arm in EQUAL:
+        return round(cfg.train.steps * next_image_share(LEARNED["vincie"]))
+    return cfg.train.steps
+
+
 def train_arm(
     cfg: GridConfig, arm: str, seed: int, data: list[Session], tok: Tokenizer, checkpoint: Path | None = None
 ) -> tuple[SessionDiT, dict]:
     """One learned arm's model for one seed (resuming from `checkpoint`), and its training row."""
     t0 = time.perf_counter()
+    train = dataclasses.replace(cfg.train, steps=steps_of(cfg, arm))
     net, losses = train_session_model(
-        cfg.model, LEARNED[arm], cfg.train, seed=seed, data=data, tok=tok, t_mean=cfg.t_mean,
+        cfg.model, proxy_of(arm), train, seed=seed, data=data, tok=tok, t_mean=cfg.t_mean,
         checkpoint=checkpoint,
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     if checkpoint is not None and checkpoint.exists():  # the training's own time, over its resumes
         seconds = float(load_checkpoint(checkpoint).get("seconds", seconds))
     info = {
-        "arm": arm, "seed": seed, "steps": cfg.train.steps, "final_loss": float(np.mean(losses[-50:])),
+        "arm": arm, "seed": seed, "steps": train.steps, "final_loss": float(np.mean(losses[-50:])),
         "parameters": sum(p.numel() for p in net.parameters()),
-        "next_image_examples": round(cfg.train.steps * cfg.train.batch * next_image_share(LEARNED[arm])),
+        "next_image_examples": round(train.steps * train.batch * next_image_share(proxy_of(arm))),
         "seconds": seconds,
     }  # fmt: skip
     return net, info
@@ -192,7 +210,7 @@ class Editors:
     def _model(self, arm: str, seed: int) -> SessionDiT:
         if arm == "untrained":
             return untrained(self.cfg, seed, self.tok)
-        return self.models[(arm, seed)]
+        return self.models[(SAMPLED.get(arm, arm), seed)]
 
     def outputs(self, arm: str, seed: int) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
         """(forced, own): per session, the image made at each turn."""
@@ -217,11 +235,12 @@ class Editors:
                 own.append(row)
             return forced, own
         model = self._model(arm, seed)
-        pairwise = arm == "pairwise"
+        proxy = LEARNED["no_masks"] if arm == "untrained" else proxy_of(arm)
+        pairwise = not proxy.context
         sampler = self.cfg.sampler
-        if arm in ("no_masks", "untrained"):
+        if arm in ("untrained", *SAMPLED) or proxy.tasks == ("next_image",):
             sampler = SamplerConfig(sampler.steps, sampler.shift, sampler.guidance, "image_only")
-        tasks = LEARNED.get(arm, LEARNED["no_masks"]).tasks
+        tasks = proxy.tasks
         kw = {"pairwise": pairwise, "tasks": tasks, "tok": self.tok}
         gen = torch.Generator().manual_seed(derive_seed(seed, "grid-sampler", arm))
         none = [[None] * K for _ in sessions]
@@ -289,9 +308,13 @@ CLAIMS = (
           label="judge success, context-dependent turns (true history)"),
     Claim("context", "vincie", ("no_masks",), interval="bootstrap", floor_arm="chance",
           label="judge success, context-dependent turns (true history)"),
+    Claim("context", "vincie", ("no_masks_equal",), interval="bootstrap", floor_arm="chance",
+          label="judge success, context-dependent turns (true history)"),
     Claim("ordinary", "vincie", ("pairwise",), interval="bootstrap", floor_arm="copy",
           label="judge success, ordinary turns (true history)"),
     Claim("ordinary", "vincie", ("no_masks",), interval="bootstrap", floor_arm="copy",
+          label="judge success, ordinary turns (true history)"),
+    Claim("ordinary", "vincie", ("no_masks_equal",), interval="bootstrap", floor_arm="copy",
           label="judge success, ordinary turns (true history)"),
     Claim("success_last", "vincie", ("pairwise",), interval="bootstrap", floor_arm="copy",
           label="session success at the last turn (own images, MSE-Bench)"),
@@ -302,7 +325,7 @@ def study(
     cfg: GridConfig,
     models: dict[tuple[str, int], SessionDiT],
     train_rows: list[dict],
-    arms: tuple[str, ...] = tuple(LEARNED),
+    arms: tuple[str, ...] = (*TRAINED, *SAMPLED),
 ) -> Study:
     """The grid experiment as a study: units are (seed, test session); the learned `arms` (vincie the
     method), the true images (oracle) and the three floors."""
@@ -385,15 +408,22 @@ def views(
 
 
 GATE = GridConfig(seeds=(0,), train_sessions=64, test_sessions=1, turns=1)
-GATE = dataclasses.replace(GATE, train=dataclasses.replace(GATE.train, sessions=64, max_images=2, steps=1500))
+GATE = dataclasses.replace(GATE, train=dataclasses.replace(GATE.train, sessions=64, max_images=2, steps=3000))
 """The overfit gate's training: 64 one-edit sessions, memorised (`tests/vincie/test_overfit_gate.py`)."""
 
 
-def gate_success(model: SessionDiT, sessions: list[Session], sampler: SamplerConfig, tok: Tokenizer) -> float:
-    """The share of the sessions' turns that pass the judge when made with the true history as context
-    (vincie's masks-first order)."""
+def gate_sessions(n: int = 64) -> list[Session]:
+    """The gate's sessions: `n` one-edit grid sessions."""
+    return [
+        grid_session(np.random.default_rng(derive_seed(0, "gate", i)), 1, f"gate-{i}")[0] for i in range(n)
+    ]
+
+
+def gate_scores(model: SessionDiT, sessions: list[Session], sampler: SamplerConfig, tok: Tokenizer) -> dict:
+    """Every turn of the sessions made with the true history as context (vincie's masks-first order)
+    and judged: the share that passes, the share exact by cells, mean prompt following and consistency."""
     gen = torch.Generator().manual_seed(0)
-    passed = []
+    rows = []
     for k in range(max(s.turns for s in sessions)):
         batch = [s for s in sessions if s.turns > k]
         none = [[None] * s.turns for s in batch]
@@ -403,5 +433,8 @@ def gate_success(model: SessionDiT, sessions: list[Session], sampler: SamplerCon
             sc = score_turn(
                 out, s.images[k], s.images[k], s.images[k + 1], s.masks_current[k], s.masks_next[k]
             )
-            passed.append(sc.passed)
-    return float(np.mean(passed))
+            exact = bool((decode(out) == decode(s.images[k + 1])).all())
+            rows.append((sc.passed, exact, sc.prompt_following, sc.consistency))
+    a = np.array(rows, dtype=np.float64)
+    return {"success": a[:, 0].mean(), "exact": a[:, 1].mean(), "pf": a[:, 2].mean(), "cs": a[:, 3].mean(),
+            "turns": len(rows)}  # fmt: skip

@@ -65,6 +65,68 @@ def to_mask(frame: torch.Tensor) -> np.ndarray:
     return (frame.mean(0) > 0).numpy()
 
 
+def _order(cfg: SamplerConfig, pairwise: bool, tasks: tuple[str, ...]) -> tuple[str, ...]:
+    """The frames made at each turn: the image alone, or the trained masks first, then the image."""
+    if pairwise or cfg.order == "image_only":
+        return ("next_image",)
+    return tuple(t for t in ("current_mask", "next_mask", "next_image") if t in tasks)
+
+
+def edit_turn(
+    model: SessionDiT,
+    cfg: SamplerConfig,
+    sessions: list[Session],
+    k: int,
+    imgs: list[list[np.ndarray]],
+    cur: list[list],
+    nxt: list[list],
+    gen: torch.Generator,
+    *,
+    pairwise: bool = False,
+    tasks: tuple[str, ...] = TASKS,
+    tok: Tokenizer | None = None,
+) -> dict[str, list[np.ndarray]]:
+    """Turn k of every session: from the images I_0..I_k in `imgs` (the model's own or the true
+    ones), the instructions T_0..T_k and the earlier turns' generated masks (`cur`, `nxt`; None where
+    not made), sample the turn's frames in the inference order; returns them by task."""
+    tok = tok or Tokenizer()
+    budget = model.cfg.max_words
+    n, size = len(sessions), sessions[0].images.shape[1]
+    blank = np.zeros((size, size, 3), np.float32)
+    made: dict[str, list[np.ndarray]] = {}
+    for target in _order(cfg, pairwise, tasks):
+        examples, nulls = [], []
+        for i, s in enumerate(sessions):
+            if pairwise:
+                view = Session(s.ident, np.stack([imgs[i][k], blank]), [s.instructions[k]])
+                turn = 0
+            else:
+                mc = [*cur[i][:k], made.get("current_mask", [None] * n)[i]]
+                mn = [*nxt[i][:k], made.get("next_mask", [None] * n)[i]]
+                zero = np.zeros((size, size), bool)
+                view = Session(
+                    s.ident, np.stack([*imgs[i][: k + 1], blank]), list(s.instructions[: k + 1]),
+                    np.stack([zero if m is None else m for m in mc]),
+                    np.stack([zero if m is None else m for m in mn]),
+                )  # fmt: skip
+                turn = k
+            keep = {}
+            for j in range(turn + 1):
+                earlier = cfg.context_masks and j < turn  # only masks that were generated
+                keep[(j, 1)] = (earlier and cur[i][j] is not None) or (j == turn and "current_mask" in made)
+                keep[(j, 2)] = (earlier and nxt[i][j] is not None) or (j == turn and "next_mask" in made)
+            ex = layout(view, turn, target, tok, budget, keep=keep)
+            examples.append(ex)
+            nulls.append([*ex.words[:-1], [NULL] * budget])  # the current turn's words nulled
+        batch = collate(examples)
+        null_words = torch.tensor(nulls)
+        out = sample(model, batch, cfg.steps, cfg.shift, cfg.guidance, null_words, gen)
+        last = batch.target.float().argmax(dim=1)
+        frames = out[torch.arange(n), last]
+        made[target] = [to_mask(f) if target != "next_image" else to_image(f) for f in frames]
+    return made
+
+
 def model_editor(
     model: SessionDiT,
     cfg: SamplerConfig,
@@ -72,61 +134,24 @@ def model_editor(
     pairwise: bool = False,
     seed: int = 0,
     tasks: tuple[str, ...] = TASKS,
+    tok: Tokenizer | None = None,
 ) -> Callable[[list[Session], int], Outputs]:
     """Edit every session for `turns` turns with `model` (or as a single-turn editor). With the
     masks-first order, only the masks of the proxy tasks the model trained on (`tasks`) are made."""
-    tok = Tokenizer()
-    budget = model.cfg.max_words
+    tok = tok or Tokenizer()
 
     def run(sessions: list[Session], turns: int) -> Outputs:
-        n, size = len(sessions), sessions[0].images.shape[1]
+        n = len(sessions)
         # the noise depends on the sessions, so batches of different sessions draw different noise
         gen = torch.Generator().manual_seed(derive_seed(seed, *[s.ident for s in sessions]))
         imgs = [[s.images[0]] for s in sessions]
         cur: list[list] = [[] for _ in sessions]
         nxt: list[list] = [[] for _ in sessions]
-        blank = np.zeros((size, size, 3), np.float32)
-        if pairwise or cfg.order == "image_only":
-            order: tuple[str, ...] = ("next_image",)
-        else:
-            order = tuple(t for t in ("current_mask", "next_mask", "next_image") if t in tasks)
         t0 = time.perf_counter()
         for k in range(turns):
-            made: dict[str, list[np.ndarray]] = {}
-            for target in order:
-                examples, nulls = [], []
-                for i, s in enumerate(sessions):
-                    if pairwise:
-                        view = Session(s.ident, np.stack([imgs[i][k], blank]), [s.instructions[k]])
-                        turn = 0
-                    else:
-                        mc = [*cur[i], made.get("current_mask", [None] * n)[i]]
-                        mn = [*nxt[i], made.get("next_mask", [None] * n)[i]]
-                        zero = np.zeros((size, size), bool)
-                        view = Session(
-                            s.ident, np.stack([*imgs[i], blank]), list(s.instructions[: k + 1]),
-                            np.stack([zero if m is None else m for m in mc]),
-                            np.stack([zero if m is None else m for m in mn]),
-                        )  # fmt: skip
-                        turn = k
-                    keep = {}
-                    for j in range(turn + 1):
-                        earlier = cfg.context_masks and j < turn  # only masks that were generated
-                        keep[(j, 1)] = (earlier and cur[i][j] is not None) or (
-                            j == turn and "current_mask" in made
-                        )
-                        keep[(j, 2)] = (earlier and nxt[i][j] is not None) or (
-                            j == turn and "next_mask" in made
-                        )
-                    ex = layout(view, turn, target, tok, budget, keep=keep)
-                    examples.append(ex)
-                    nulls.append([*ex.words[:-1], [NULL] * budget])  # the current turn's words nulled
-                batch = collate(examples)
-                null_words = torch.tensor(nulls)
-                out = sample(model, batch, cfg.steps, cfg.shift, cfg.guidance, null_words, gen)
-                last = batch.target.float().argmax(dim=1)
-                frames = out[torch.arange(n), last]
-                made[target] = [to_mask(f) if target != "next_image" else to_image(f) for f in frames]
+            made = edit_turn(
+                model, cfg, sessions, k, imgs, cur, nxt, gen, pairwise=pairwise, tasks=tasks, tok=tok
+            )
             for i in range(n):
                 imgs[i].append(made["next_image"][i])
                 cur[i].append(made.get("current_mask", [None] * n)[i])

@@ -71,9 +71,11 @@ def make_batch(
     model: ModelConfig,
     tok: Tokenizer,
     data: Sequence[Session] | None = None,
+    t_mean: float = 0.0,
 ) -> tuple[Batch, Tensor, Tensor]:
     """The examples, timesteps and noise of `rows` of step `step`, each from its own seed; sessions
-    come from `data` when given, else from the videos made here."""
+    come from `data` when given, else from the videos made here; `t_mean` is the mean of the
+    logit-normal timesteps' normal (0: centred; > 0: more steps near the noise, SD3's shift)."""
     examples, ts, noises = [], [], []
     for r in rows:
         rng = np.random.default_rng(derive_seed(seed, "example", step, r))
@@ -84,7 +86,7 @@ def make_batch(
             session = session_for(seed, index, model.image_size, train.max_images, model.max_words)
         examples.append(training_example(session, rng, proxy, tok, model.max_words))
         gen = torch.Generator().manual_seed(derive_seed(seed, "noise", step, r))
-        ts.append(logit_normal(1, gen))
+        ts.append(logit_normal(1, gen, mean=t_mean))
         noises.append(gen)
     batch = collate(examples)
     noise = torch.stack([torch.randn(batch.frames.shape[1:], generator=g) for g in noises])
@@ -101,9 +103,12 @@ def train_session_model(
     info: DistInfo | None = None,
     on_step: Callable[[int, float], None] | None = None,
     data: Sequence[Session] | None = None,
+    tok: Tokenizer | None = None,
+    t_mean: float = 0.0,
 ) -> tuple[SessionDiT, list[float]]:
     """Train a SessionDiT (resuming from `checkpoint`) on `data` or on videos made here; returns it
-    and the loss of every step."""
+    and the loss of every step. `tok`: the text vocabulary (default: the video templates'); `t_mean`: the
+    timesteps' logit-normal mean (`make_batch`)."""
     if model_cfg.max_turns < cfg.max_images - 1:
         raise ConfigError(
             f"model.max_turns={model_cfg.max_turns} is below the {cfg.max_images - 1} turns of a session"
@@ -111,7 +116,7 @@ def train_session_model(
     info = info or DistInfo()
     if cfg.batch % info.world_size:
         raise ConfigError(f"train.batch={cfg.batch} must be a multiple of the {info.world_size} processes")
-    tok = Tokenizer()
+    tok = tok or Tokenizer()
     torch.manual_seed(derive_seed(seed, "init"))
     net = SessionDiT(model_cfg, len(tok)).to(info.device)
     opt, sched = adamw_warmup_cosine(net.parameters(), cfg, cfg.steps, floor=0.1)
@@ -123,6 +128,8 @@ def train_session_model(
     sessions = [s.ident for s in data] if data else cfg.sessions
     identity = {"model": asdict(model_cfg), "proxy": asdict(proxy), "seed": seed}
     identity |= {"sessions": sessions, "train": optimisation}
+    if t_mean:
+        identity["t_mean"] = t_mean
     if checkpoint is not None and checkpoint.exists():
         state = load_checkpoint(checkpoint, info.device)
         if state["identity"] != identity:
@@ -142,7 +149,7 @@ def train_session_model(
     net.train()
     for step in range(start, cfg.steps):
         t0 = time.perf_counter()
-        batch, t, noise = make_batch(seed, step, rows, cfg, proxy, model_cfg, tok, data)
+        batch, t, noise = make_batch(seed, step, rows, cfg, proxy, model_cfg, tok, data, t_mean)
         batch = batch.to(info.device)
         loss = flow_loss(model, batch, t.to(info.device), noise.to(info.device))
         opt.zero_grad(set_to_none=True)

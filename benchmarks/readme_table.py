@@ -42,8 +42,9 @@ EXP_ANCHOR = "#mechanism-experiments"
 DEMO_TIMES = ROOT / "benchmarks" / "demo" / "results" / "times_jobs2.json"
 # Where a system's bench claim is saved when it is not `<system>_bench.json`.
 BENCH_FILE = {
-    "slt_reliability": "slt_reliability_bench_counter_prior.json",  # skewed priors (slt_reliability/counter_prior.py)
-    "conavbench": "conavbench_bench_learned.json",  # trained executors on one trial set (conavbench/learned.py)
+    "spatial_dise": "spatial_dise_bench_teach.json",  # the learning curve (spatial_dise/teach.py)
+    "slt_reliability": "slt_reliability_bench_counter_prior.json",  # skewed priors (counter_prior.py)
+    "conavbench": "conavbench_bench_learned.json",  # trained executors, one trial set (learned.py)
     "laplacianformer": "accuracy_bench.json",
     "vincie": "vincie_bench_rejudged.json",  # the saved bench under the one rule (vincie/rejudge.py)
     "lfqa_e": "lfqa_e_headline_bench_whole_zh.json",  # the released Chinese file (lfqa_e/headline.py)

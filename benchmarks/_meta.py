@@ -86,3 +86,30 @@ def save_preset_result(
     print((run_dir / "report.md").read_text())
     print(f"saved {path}")
     return path
+
+
+def save_study_result(result, run_dir: Path, path: Path, preset: str, config, **extra) -> Path:
+    """For a benchmark that runs its own `Study`: print its tables and claims, save them with the
+    config and provenance as `path` (plus `extra` keys) and its ledger beside it as `....cells.jsonl`."""
+    from iclr26.core.records import markdown_table
+
+    report = result.report
+    for t in report.tables:
+        print(f"\n{t.title}\n" + markdown_table(t.columns, t.rows))
+    for c in result.checks:
+        print(f"claim {c.metric}: {c.method} vs {c.baseline}: {c.verdict} ({c.rule})")
+    payload = {
+        **provenance(),
+        "preset": preset,
+        "run_dir": str(run_dir),
+        "config": asdict(config),
+        **extra,
+        "claim_checks": [asdict(c) for c in result.checks],
+        "tables": [asdict(t) for t in report.tables],
+        "notes": report.notes,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    shutil.copyfile(run_dir / "cells.jsonl", path.with_suffix(".cells.jsonl"))
+    print(f"saved {path}")
+    return path

@@ -12,17 +12,13 @@ provenance) and the cells ledger beside it. Cells resume from the run folder's c
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 from contextlib import ExitStack
-from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import provenance
+from _meta import save_study_result
 from iclr26.core import RunContext
-from iclr26.core.records import markdown_table
 from iclr26.core.study import run_study
 from iclr26.liveweb_ie.nollm import NoLLMConfig, study
 from iclr26.liveweb_ie.release import load_release, write_release
@@ -50,25 +46,8 @@ def main() -> None:
             for v in (0, 2, 4)
         }
         result = run_study(study(cfg, live, releases, stack), RunContext(out_dir=out))
-    report = result.report
-    for t in report.tables:
-        print(f"\n{t.title}\n" + markdown_table(t.columns, t.rows))
-    for c in result.checks:
-        print(f"claim {c.method} vs {c.baseline}: {c.verdict} ({c.rule})")
-    results = Path(__file__).parent / "results"
-    path = results / f"no_llm_{args.preset}.json"
-    payload = {
-        **provenance(),
-        "preset": args.preset,
-        "run_dir": str(out),
-        "config": asdict(cfg),
-        "claim_checks": [asdict(c) for c in result.checks],
-        "tables": [asdict(t) for t in report.tables],
-        "notes": report.notes,
-    }
-    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
-    shutil.copyfile(out / "cells.jsonl", path.with_suffix(".cells.jsonl"))
-    print(f"saved {path}")
+    path = Path(__file__).parent / "results" / f"no_llm_{args.preset}.json"
+    save_study_result(result, out, path, args.preset, cfg)
 
 
 if __name__ == "__main__":

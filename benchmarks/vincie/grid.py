@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import shutil
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import provenance
+from _meta import save_study_result
 from iclr26.core import RunContext
 from iclr26.core.config import ConfigError
-from iclr26.core.records import markdown_table
 from iclr26.core.study import run_study
 from iclr26.vincie.grid import vocabulary
 from iclr26.vincie.grid_study import TRAINED, GridConfig, study, train_arm, training_sessions
@@ -77,29 +73,14 @@ def main() -> None:
     study_dir = out / ("study_seeds" + "-".join(str(s) for s in cfg.seeds))
     study_dir.mkdir(exist_ok=True)
     result = run_study(study(cfg, models, rows), RunContext(out_dir=study_dir))
-    report = result.report
-    for t in report.tables:
-        print(f"\n{t.title}\n" + markdown_table(t.columns, t.rows))
-    for c in result.checks:
-        print(f"claim {c.metric}: {c.method} vs {c.baseline}: {c.verdict} ({c.rule})")
-    results = Path(__file__).parent / "results"
-    results.mkdir(exist_ok=True)
-    path = results / f"vincie_grid_{args.preset}.json"
-    payload = {
-        **provenance(),
-        "preset": args.preset,
-        "run_dir": str(study_dir),
-        "config": asdict(cfg),
-        "parameters": sum(p.numel() for p in SessionDiT(cfg.model, len(tok)).parameters()),
-        "claim_checks": [asdict(c) for c in result.checks],
-        "invalid": result.invalid,
-        "tables": [asdict(t) for t in report.tables],
-        "notes": report.notes,
-    }
-    path.write_text(json.dumps(payload, indent=1, default=str) + "\n")
-    shutil.copyfile(study_dir / "cells.jsonl", path.with_suffix(".cells.jsonl"))
-    print(f"saved {path}")
+    params = sum(p.numel() for p in SessionDiT(cfg.model, len(tok)).parameters())
+    path = Path(__file__).parent / "results" / f"vincie_grid_{args.preset}.json"
+    save_study_result(result, study_dir, path, args.preset, cfg, parameters=params, invalid=result.invalid)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:  # e.g. --out holds checkpoints of another configuration
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -144,7 +144,7 @@ def test_combination_verifier_hand_built() -> None:
 def test_thousand_drafts_are_proved(task: object) -> None:
     rng = np.random.default_rng(12)
     for i in range(1000):
-        item = make_item(task, rng, DIFFICULTIES[i % 3])  # type: ignore[arg-type]
+        item = make_item(task, rng, DIFFICULTIES[i % 3], gate=False)  # type: ignore[arg-type]
         assert task.check(item.draft) == []  # type: ignore[attr-defined]
         if isinstance(task, Rotation3D):
             keys = [object_key(o.shape) for o in item.draft.options]

@@ -33,11 +33,19 @@ def provenance() -> dict:
 
 
 def run_preset_benchmark(
-    system, results_dir: Path, stem: str, description: str, sets: tuple[str, ...] = ()
+    system,
+    results_dir: Path,
+    stem: str,
+    description: str,
+    sets: tuple[str, ...] = (),
+    *,
+    tag: str = "",
+    out: Path | None = None,
 ) -> None:
-    """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`; saves
+    """CLI for benchmarks that run a system preset: `--preset`, `--set k=v`, `--out`, `--tag`; saves
     `results_dir/<stem>_<preset>[_<tag>].json` with the tables, claim check and provenance. `sets`
-    are this benchmark's own `k=v` changes, applied before the command line's (which win)."""
+    are this benchmark's own `k=v` changes; a field the command line sets replaces this benchmark's.
+    `tag` and `out` are the defaults of `--tag` and `--out` (else none and runs/benchmarks/<stem>)."""
     if not torch.cuda.is_available():  # Triton kernels (dash, laplacianformer) run in its interpreter
         os.environ.setdefault("TRITON_INTERPRET", "1")
     from iclr26.core.config import parse_overrides
@@ -46,11 +54,11 @@ def run_preset_benchmark(
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--set", dest="overrides", action="append", default=[])
-    ap.add_argument("--out", type=Path, default=Path(f"runs/benchmarks/{stem}"))
-    ap.add_argument("--tag", default="", help="suffix of the results file, for a non-default configuration")
+    ap.add_argument("--out", type=Path, default=out or Path(f"runs/benchmarks/{stem}"))
+    ap.add_argument("--tag", default=tag, help="suffix of the results file, for a non-default configuration")
     ap.add_argument("--llm", default="auto", help="the run's model: auto, embedded, http or hf:PATH")
-    args = ap.parse_args([a for kv in sets for a in ("--set", kv)] + sys.argv[1:])
-    overrides = parse_overrides(args.overrides)
+    args = ap.parse_args()
+    overrides = {**parse_overrides(list(sets)), **parse_overrides(args.overrides)}
     record, run_dir = run_system(system, args.preset, overrides, out=args.out, llm=args.llm)
     save_preset_result(record, run_dir, results_dir, stem, args.preset, args.tag)
 

@@ -17,7 +17,5 @@ from _meta import run_preset_benchmark
 from iclr26.conavbench import SYSTEM
 
 if __name__ == "__main__":
-    if "--tag" not in sys.argv:
-        sys.argv += ["--tag", "learned"]
     run_preset_benchmark(SYSTEM, Path(__file__).parent / "results", "conavbench", __doc__.splitlines()[0],
-                         sets=("experiment=learned",))  # fmt: skip
+                         sets=("experiment=learned",), tag="learned")  # fmt: skip

@@ -24,22 +24,12 @@ STRUCTURE = {"experiment": "structure", "suite": "hard", "step_budget": "1000", 
 HARD = {"suite": "hard", "agents": "random,go_explore,noop,oracle,null", "step_budget": "1000"}
 
 
-def _with_defaults(argv: list[str]) -> list[str]:
-    """argv with the experiment's `--set` defaults, `--tag` and `--out` added where not given."""
-    hard = "--hard" in argv
-    argv = [a for a in argv if a != "--hard"]
-    tag = "hard" if hard else "structure"
-    given = {argv[i + 1].partition("=")[0] for i, a in enumerate(argv[:-1]) if a == "--set"}
-    extra = [
-        x for k, v in (HARD if hard else STRUCTURE).items() if k not in given for x in ("--set", f"{k}={v}")
-    ]
-    if "--tag" not in argv:
-        extra += ["--tag", tag]
-    if "--out" not in argv:
-        extra += ["--out", f"runs/benchmarks/glow_{tag}"]
-    return [*argv, *extra]
-
-
 if __name__ == "__main__":
-    sys.argv[1:] = _with_defaults(sys.argv[1:])
-    run_preset_benchmark(SYSTEM, Path(__file__).parent / "results", "glow", __doc__.splitlines()[0])
+    hard = "--hard" in sys.argv
+    sys.argv = [a for a in sys.argv if a != "--hard"]
+    tag = "hard" if hard else "structure"
+    sets = tuple(f"{k}={v}" for k, v in (HARD if hard else STRUCTURE).items())
+    run_preset_benchmark(
+        SYSTEM, Path(__file__).parent / "results", "glow", __doc__.splitlines()[0], sets,
+        tag=tag, out=Path(f"runs/benchmarks/glow_{tag}"),
+    )  # fmt: skip

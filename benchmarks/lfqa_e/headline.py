@@ -29,8 +29,11 @@ SIZES = ("train_share=0", f"metrics={','.join(STATIC_METRICS)}")
 
 if __name__ == "__main__":
     require_data(sys.argv[1:])
-    if "--tag" not in sys.argv:
-        sys.argv += ["--tag", "whole_zh"]
     run_preset_benchmark(
-        SYSTEM, Path(__file__).parent / "results", "lfqa_e_headline", __doc__.splitlines()[0], SIZES
+        SYSTEM,
+        Path(__file__).parent / "results",
+        "lfqa_e_headline",
+        __doc__.splitlines()[0],
+        SIZES,
+        tag="whole_zh",
     )

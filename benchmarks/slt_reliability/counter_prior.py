@@ -16,14 +16,11 @@ results/slt_reliability_bench_counter_prior.json (and its cells.jsonl).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
-from _meta import save_preset_result
-from iclr26.core.config import parse_overrides
-from iclr26.core.runner import run_system
+from _meta import run_preset_benchmark
 from iclr26.slt_reliability import SYSTEM
 
 GRID = {
@@ -47,17 +44,9 @@ GRID = {
 }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", dest="overrides", action="append", default=[])
-    ap.add_argument("--out", type=Path, default=Path("runs/benchmarks/slt_counter_prior"))
-    ap.add_argument("--tag", default="counter_prior", help="suffix of the results file")
-    args = ap.parse_args()
-    overrides = {**parse_overrides([f"{k}={v}" for k, v in GRID.items()]), **parse_overrides(args.overrides)}
-    record, run_dir = run_system(SYSTEM, "bench", overrides, out=args.out)
-    results = Path(__file__).parent / "results"
-    save_preset_result(record, run_dir, results, "slt_reliability", "bench", args.tag)
-
-
 if __name__ == "__main__":
-    main()
+    run_preset_benchmark(
+        SYSTEM, Path(__file__).parent / "results", "slt_reliability", __doc__.splitlines()[0],
+        tuple(f"{k}={v}" for k, v in GRID.items()), tag="counter_prior",
+        out=Path("runs/benchmarks/slt_counter_prior"),
+    )  # fmt: skip

@@ -21,10 +21,6 @@ from iclr26.spatial_dise import SYSTEM
 SETS = ("experiment=teach", "data_dir=runs/spatial_dise_teach/data", "teach.caps=[3d_rotation:4000]")
 
 if __name__ == "__main__":
-    if "--tag" not in sys.argv:
-        sys.argv += ["--tag", "teach"]
-    given = {a.split("=", 1)[0] for a in sys.argv[1:]}  # a field set on the command line replaces ours
-    SETS = tuple(kv for kv in SETS if kv.split("=", 1)[0] not in given)
     run_preset_benchmark(
-        SYSTEM, Path(__file__).parent / "results", "spatial_dise", __doc__.splitlines()[0], SETS
+        SYSTEM, Path(__file__).parent / "results", "spatial_dise", __doc__.splitlines()[0], SETS, tag="teach"
     )

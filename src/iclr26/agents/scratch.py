@@ -59,10 +59,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _owner(name: str) -> int | None:
-    """The pid a scratch entry belongs to: `<pid>`, or `.<pid>-<name>` (a sweep's claim)."""
-    head = name[1:].split("-", 1)[0] if name.startswith(".") and "-" in name else name
-    return int(head) if head.isdigit() else None
+def _owner(name: str) -> tuple[int, str] | None:
+    """(the pid a scratch entry belongs to, the process folder's name): `<pid>` is its own, and
+    `.<pid>-<name>` is a sweep's claim of `<name>`; None for any other name."""
+    head, _, folder = name[1:].partition("-") if name.startswith(".") else (name, "", name)
+    return (int(head), folder) if head.isdigit() and folder else None
 
 
 def sweep(root: Path | None = None) -> list[Path]:
@@ -77,13 +78,12 @@ def sweep(root: Path | None = None) -> list[Path]:
     root = root or scratch_root()
     removed = []
     for folder in root.iterdir():
-        pid = _owner(folder.name)
-        if pid is None or pid == os.getpid() or _alive(pid):
+        owner = _owner(folder.name)
+        if owner is None or owner[0] == os.getpid() or _alive(owner[0]):
             continue
         if not folder.is_dir() or folder.is_symlink():
             continue
-        name = folder.name.split("-", 1)[1] if folder.name.startswith(".") else folder.name
-        claim = root / f".{os.getpid()}-{name}"
+        claim = root / f".{os.getpid()}-{owner[1]}"
         try:
             folder.rename(claim)
         except OSError:

@@ -3,6 +3,7 @@
     python benchmarks/vincie/grid.py                  # bench: 2 seeds x 3 arms, ~146k parameters
     python benchmarks/vincie/grid.py --preset smoke   # seconds
     python benchmarks/vincie/grid.py --seeds 0,1,2    # more seeds (resumes the trained ones)
+    python benchmarks/vincie/grid.py --jobs 2         # train the (arm, seed) models two at a time
 
 Trains each learned arm per seed (checkpointed in the run folder, so a rerun resumes), then runs the
 study (`iclr26.vincie.grid_study`): per-turn judge success with the true history by turn type, the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
@@ -41,12 +43,21 @@ PRESETS = {
 }
 
 
+def _train(cfg: GridConfig, arm: str, seed: int, out: Path) -> None:
+    """One (arm, seed) model trained to its checkpoint, in a worker process with one thread."""
+    torch.set_num_threads(1)
+    train_arm(
+        cfg, arm, seed, training_sessions(cfg, seed), Tokenizer(vocabulary()), out / f"{arm}_seed{seed}.pt"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="bench", choices=sorted(PRESETS))
     ap.add_argument("--seeds", default="", help="comma-separated seeds (default: the preset's)")
     ap.add_argument("--steps", type=int, default=0, help="training steps (default: the preset's)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--jobs", type=int, default=1, help="processes training models at once (one thread each)")
     args = ap.parse_args()
     cfg = PRESETS[args.preset]
     try:
@@ -54,6 +65,8 @@ def main() -> None:
             cfg = dataclasses.replace(cfg, seeds=tuple(int(s) for s in args.seeds.split(",")))
         if args.steps:
             cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, steps=args.steps))
+        if args.jobs < 1:
+            raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     except (ValueError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -61,6 +74,11 @@ def main() -> None:
     out = args.out or Path(f"runs/benchmarks/vincie_grid_{args.preset}")
     out.mkdir(parents=True, exist_ok=True)
     tok = Tokenizer(vocabulary())
+    if args.jobs > 1:  # train in worker processes; the loop below then resumes each finished checkpoint
+        with ProcessPoolExecutor(args.jobs) as pool:
+            jobs = [pool.submit(_train, cfg, arm, seed, out) for seed in cfg.seeds for arm in TRAINED]
+            for job in jobs:
+                job.result()
     models, rows = {}, []
     for seed in cfg.seeds:
         data = training_sessions(cfg, seed)

@@ -129,6 +129,20 @@ def test_sampler_reaches_a_two_point_distribution():
     assert 0.4 < share < 0.6
 
 
+def test_absolute_positions_tell_patches_of_equal_content_apart():
+    # a frame of one colour: with rotary positions alone every patch's token is the same (they differ
+    # only through attention); the learned (row, column) embedding makes them differ at the input
+    frames = torch.ones(1, 1, 7, 16, 16)
+    words = torch.full((1, 1, 16), 3)
+    for absolute in (False, True):
+        torch.manual_seed(0)
+        net = SessionDiT(ModelConfig(absolute_positions=absolute, **SMALL), len(Tokenizer()))
+        tokens, _ = net.tokens(frames, torch.zeros(1, 1, dtype=torch.long), words)
+        patches = tokens[0, :16]  # (16 / 4)² patches
+        assert (patches.std(dim=0).max() > 1e-3) == absolute
+        assert (net.patch_pos is not None) == absolute
+
+
 def test_model_config_rejects_bad_sizes():
     with pytest.raises(ValueError, match="multiple of 6"):
         ModelConfig(width=32, heads=4)

@@ -7,7 +7,9 @@ texts of a session.
 - Each turn's text is a learned turn-ID token followed by its words (a word embedding trained here).
 - Token order: every frame's patches, then every turn's text.
 - 3D rotary positions: text token p sits at (p, p, p); patch (y, x) of frame f at (L + f, y, x),
-  with L the text budget of a whole session, so positions do not depend on the batch.
+  with L the text budget of a whole session, so positions do not depend on the batch. With
+  `absolute_positions` a learned embedding of the patch's (row, column) is added to its token too
+  (ours, for the grid world, whose instructions name cells by row and column).
 - The first `separate_blocks` blocks are MM-DiT (separate image and text weights, one joint
   attention); the rest share one set of weights for all tokens. The timestep modulates every block
   through adaLN-Zero.
@@ -53,6 +55,9 @@ class ModelConfig:
     """turn-ID embeddings: the longest session, in turns"""
     attention: str = "block_causal"
     """block_causal (no attention to later turns) or full"""
+    absolute_positions: bool = False
+    """also add a learned embedding of each patch's (row, column) to its token: rotary positions
+    are relative only, and the grid world's instructions name cells by row and column"""
 
     def __post_init__(self) -> None:
         check_int("image_size", self.image_size, 8)
@@ -183,6 +188,9 @@ class SessionDiT(nn.Module):
         self.cfg = cfg
         w, p = cfg.width, cfg.patch
         self.patch_in = nn.Linear(IN_CHANNELS * p * p, w)
+        self.patch_pos = (
+            nn.Parameter(torch.randn(cfg.grid * cfg.grid, w) * 0.02) if cfg.absolute_positions else None
+        )
         self.words = nn.Embedding(vocab_size, w)
         self.turn_id = nn.Embedding(cfg.max_turns, w)  # the learned token before each turn's text
         self.time = nn.Sequential(nn.Linear(w, w), nn.SiLU(), nn.Linear(w, w))
@@ -202,7 +210,10 @@ class SessionDiT(nn.Module):
         b, f = frames.shape[:2]
         g, p = cfg.grid, cfg.patch
         patches = frames.reshape(b, f, IN_CHANNELS, g, p, g, p).permute(0, 1, 3, 5, 2, 4, 6)
-        img = self.patch_in(patches.reshape(b, f * g * g, IN_CHANNELS * p * p))
+        img = self.patch_in(patches.reshape(b, f, g * g, IN_CHANNELS * p * p))
+        if self.patch_pos is not None:
+            img = img + self.patch_pos
+        img = img.reshape(b, f * g * g, cfg.width)
         turns = words.shape[1]
         ids = torch.arange(turns, device=words.device)
         txt = torch.cat([self.turn_id(ids)[None, :, None].expand(b, -1, -1, -1), self.words(words)], dim=2)

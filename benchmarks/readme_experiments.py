@@ -286,6 +286,14 @@ EXPERIMENTS: list[Experiment] = [
                     beside("icl_analysis", "reversal_length_rule.json", "mean",
                            "a rule that reads no exemplar (same length: label 1), accuracy %",
                            "a floor the labels missed: the held verdicts do not show learning"))),
+    Experiment("icl_analysis", "Does it learn stack in context (a family trained here, the task held out)?",
+               "icl_analysis_bench_gpt_grid_stack.json", claims(),
+               note="the GPT scores 84% on its family's validation rules with no exemplar and does not rise "
+                    "with exemplars: it learned a prior, not to read them (README)"),
+    Experiment("icl_analysis", "Does it learn the vending machine in context (a family trained here)?",
+               "icl_analysis_bench_gpt_grid_vending.json", claims(),
+               note="every compared arm is at its floor: the GPT did not learn its family (49-50% on its own "
+                    "validation rules), so this says nothing of the mechanism (README)"),
     Experiment("icl_analysis", "Does SmolLM2 beat the floors at 100 items a cell (5 shots, 3 tasks)?",
                "icl_analysis_bench_smollm2_grid.json", claims()),
     Experiment("conavbench", "Does a policy trained on collaborative legs beat one trained on single-robot "

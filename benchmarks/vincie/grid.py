@@ -1,11 +1,11 @@
 """VINCIE's grid world (issue 61): vincie vs pairwise vs vincie without masks on context-dependent turns.
 
-    python benchmarks/vincie/grid.py                  # bench: 2 seeds x 3 arms, ~146k parameters
+    python benchmarks/vincie/grid.py --jobs 2         # bench: 3 seeds x 5 trained arms, 4,000 steps each
     python benchmarks/vincie/grid.py --preset smoke   # seconds
-    python benchmarks/vincie/grid.py --seeds 0,1,2    # more seeds (resumes the trained ones)
-    python benchmarks/vincie/grid.py --jobs 2         # train the (arm, seed) models two at a time
+    python benchmarks/vincie/grid.py --seeds 0,1,2,3  # more seeds (resumes the trained ones)
 
-Trains each learned arm per seed (checkpointed in the run folder, so a rerun resumes), then runs the
+Trains each learned arm per seed (`--jobs` at a time; checkpointed in the run folder, so a rerun
+resumes), then runs the
 study (`iclr26.vincie.grid_study`): per-turn judge success with the true history by turn type, the
 context-dependent turns apart, and MSE-Bench's cumulative success on the arm's own images, beside the
 floors (copy the last image, untrained, the pairwise guess) and the true images. Saves

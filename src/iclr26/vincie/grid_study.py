@@ -74,7 +74,7 @@ FLOORS = {"copy": "copy the last image", "untrained": "untrained model", "chance
 class GridConfig:
     """The grid experiment's sizes; the defaults are its bench."""
 
-    seeds: tuple[int, ...] = (0, 1)
+    seeds: tuple[int, ...] = (0, 1, 2)
     """one model per arm and seed, each on its own training sessions"""
     train_sessions: int = 4000
     """training sessions per seed"""
@@ -102,7 +102,7 @@ class GridConfig:
     it the gate's model placed 12% of its adds and 6% of its moves right)"""
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
-            sessions=4000, max_images=4, steps=1200, batch=16, warmup=50, lr=5e-3
+            sessions=4000, max_images=4, steps=4000, batch=16, warmup=50, lr=5e-3
         )
     )
     """optimisation, the same for every learned arm (`sessions` is ignored: `train_sessions`)"""
@@ -424,7 +424,8 @@ def gate_sessions(n: int = 64) -> list[Session]:
 
 def gate_scores(model: SessionDiT, sessions: list[Session], sampler: SamplerConfig, tok: Tokenizer) -> dict:
     """Every turn of the sessions made with the true history as context (vincie's masks-first order)
-    and judged: the share that passes, the share exact by cells, mean prompt following and consistency."""
+    and judged: the share that passes, the share exact by cells, mean prompt following and consistency,
+    and each turn's pass (`passed`, turn by turn, sessions in order)."""
     gen = torch.Generator().manual_seed(0)
     rows = []
     for k in range(max(s.turns for s in sessions)):
@@ -440,4 +441,4 @@ def gate_scores(model: SessionDiT, sessions: list[Session], sampler: SamplerConf
             rows.append((sc.passed, exact, sc.prompt_following, sc.consistency))
     a = np.array(rows, dtype=np.float64)
     return {"success": a[:, 0].mean(), "exact": a[:, 1].mean(), "pf": a[:, 2].mean(), "cs": a[:, 3].mean(),
-            "turns": len(rows)}  # fmt: skip
+            "turns": len(rows), "passed": [bool(r[0]) for r in rows]}  # fmt: skip

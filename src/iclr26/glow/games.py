@@ -111,13 +111,14 @@ SUITES: dict[str, tuple[GameSpec, ...]] = {
         GameSpec("cooking", 3, 1),
     ),
     # Hard exploration (issue 60): TextWorld treasure hunter level 25, coin collector level 125 (a
-    # 25-room quest among dead ends) and cooking with 3 ingredients in 9 rooms. At 1,000 env steps
-    # random play and uniform Go-Explore score 0 on the first two; on cooking (dense scores) 0.27 and
-    # 0.30 (benchmarks/glow/results/glow_bench_hard.json).
+    # 25-room quest among dead ends) and cooking with 3 and 4 ingredients in 9 and 12 rooms. At 1,000
+    # env steps random play and uniform Go-Explore score 0 on the first two; on cooking with 3
+    # ingredients (dense scores) 0.27 and 0.30 (benchmarks/glow/results/glow_bench_hard.json).
     "hard": (
         GameSpec("treasure_hunter", 5, 1),
         GameSpec("coin_collector", 6, 1),
         GameSpec("cooking", 4, 1),
+        GameSpec("cooking", 5, 1),
     ),
 }
 

@@ -129,7 +129,8 @@ def test_grid_study_smoke_checks_its_oracle_and_floors(tmp_path) -> None:
     assert all(v == 1.0 for v in result.values("oracle", "context").values())
     assert all(v == 0.0 for v in result.values("copy", "ordinary").values())
     assert all(v == 1.0 for v in result.values("chance", "ordinary").values())
-    assert {c.baseline for c in result.checks} == {"pairwise", "no_masks", "no_masks_equal"}
+    assert {c.baseline for c in result.checks} == {"pairwise", "no_masks", "no_masks_equal", "chance"}
+    assert {c.method for c in result.checks} == {"vincie", "no_masks"}
     # a rerun measures nothing again
     again = run_study(study(cfg, models, rows), RunContext(out_dir=tmp_path))
     assert again.cells.keys() == result.cells.keys()

@@ -5,11 +5,10 @@
     python benchmarks/vincie/grid.py --seeds 0,1,2,3  # more seeds (resumes the trained ones)
 
 Trains each learned arm per seed (`--jobs` at a time; checkpointed in the run folder, so a rerun
-resumes), then runs the
-study (`iclr26.vincie.grid_study`): per-turn judge success with the true history by turn type, the
-context-dependent turns apart, and MSE-Bench's cumulative success on the arm's own images, beside the
-floors (copy the last image, untrained, the pairwise guess) and the true images. Saves
-results/vincie_grid_<preset>.json with provenance and the cells ledger beside it.
+resumes), then runs the study (`iclr26.vincie.grid_study`): per-turn judge success with the true
+history by turn type, the context-dependent turns apart, and MSE-Bench's cumulative success on the
+arm's own images, beside the floors (copy the last image, untrained, the pairwise guess) and the true
+images. Saves results/vincie_grid_<preset>.json with provenance and the cells ledger beside it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ not work from a pipeline (data, training, sampler, judge) that cannot learn at a
 
 Measured (`benchmarks/vincie/overfit_gate.py`, README): with rotary positions alone 21.9% at 3,000
 steps; with the learned (row, column) embedding the grid's model now has, above 90% at 6,000 steps. It
-is slow (about 10 minutes on one core) and kept out of `make test`: `pytest -m slow tests/vincie`."""
+is slow (480 s here, 2026-12-08) and kept out of `make test`: `pytest -m slow tests/vincie`."""
 
 from __future__ import annotations
 

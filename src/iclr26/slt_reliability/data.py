@@ -628,20 +628,31 @@ def _ph_clause(rng: np.random.Generator) -> Clause:
     return [place, w, "THEN", w2], _words(pp, "first", _PH_WEATHER[w], "and then", _PH_WEATHER[w2])
 
 
-def _ph_sentence(rng: np.random.Generator) -> Clause:
-    """[TIME] clause [clause [clause]]: the time leads, clauses are joined by "and"."""
+def _ph_sentence_of(
+    rng: np.random.Generator, clause: Callable[[np.random.Generator], tuple[Clause, bool]], need_pair: bool
+) -> Clause:
+    """[TIME] clause [clause [clause]]: the time leads, clauses (each with whether it pairs its place with
+    a weather or number) are joined by "and"; redrawn until it has 3–9 glosses and, with `need_pair`, a
+    pairing clause."""
     while True:
         glosses: list[str] = []
         words: list[str] = []
         if rng.random() < 0.85:
             t = _pick(rng, _PH_TIME)
             glosses, words = [t], _words(_PH_TIME[t])
+        paired = False
         for i in range(int(rng.choice([1, 2, 3], p=[0.45, 0.4, 0.15]))):
-            g, w = _ph_clause(rng)
+            (g, w), pairs = clause(rng)
+            paired |= pairs
             glosses += g
             words += (["and"] if i else []) + w
-        if 3 <= len(glosses) <= 9:
+        if 3 <= len(glosses) <= 9 and (paired or not need_pair):
             return glosses, words
+
+
+def _ph_sentence(rng: np.random.Generator) -> Clause:
+    """A phoenix_like sentence of `_ph_clause`s."""
+    return _ph_sentence_of(rng, lambda r: (_ph_clause(r), True), need_pair=False)
 
 
 _PHOENIX = _Grammar(
@@ -744,22 +755,9 @@ def _ph_prior_clause(rng: np.random.Generator, prior: EntityPrior, counter: bool
 
 
 def _ph_prior_sentence(rng: np.random.Generator, prior: EntityPrior, counter: bool = False) -> Clause:
-    """[TIME] clause [clause [clause]] as `_ph_sentence`, clauses from `_ph_prior_clause`; a counter-prior
-    sentence pairs at least one place with a weather or number."""
-    while True:
-        glosses: list[str] = []
-        words: list[str] = []
-        if rng.random() < 0.85:
-            t = _pick(rng, _PH_TIME)
-            glosses, words = [t], _words(_PH_TIME[t])
-        paired = False
-        for i in range(int(rng.choice([1, 2, 3], p=[0.45, 0.4, 0.15]))):
-            (g, w), pairs = _ph_prior_clause(rng, prior, counter)
-            paired |= pairs
-            glosses += g
-            words += (["and"] if i else []) + w
-        if 3 <= len(glosses) <= 9 and (paired or not counter):
-            return glosses, words
+    """A phoenix_like sentence of `_ph_prior_clause`s; a counter-prior sentence pairs at least one place
+    with a weather or number."""
+    return _ph_sentence_of(rng, lambda r: _ph_prior_clause(r, prior, counter), need_pair=counter)
 
 
 # --- csl_like: daily life (CSL-like order: time, subject, object, verb; negation and questions last)

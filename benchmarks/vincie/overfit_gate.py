@@ -27,11 +27,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # benchmarks/_meta.py
 from _meta import provenance
-from iclr26.core.seeding import derive_seed
 from iclr26.vincie.editing import to_image
 from iclr26.vincie.flow import model_input
-from iclr26.vincie.grid import decode, grid_session, vocabulary
-from iclr26.vincie.grid_study import GATE, gate_scores, gate_sessions
+from iclr26.vincie.grid import decode, vocabulary
+from iclr26.vincie.grid_study import GATE, gate_draws, gate_scores
 from iclr26.vincie.judge import score_turn
 from iclr26.vincie.model import SessionDiT
 from iclr26.vincie.sequence import ProxyConfig, Tokenizer, collate, layout
@@ -64,10 +63,8 @@ def main() -> None:
     tag = "_rotary_only" if args.rotary_only else ""
     args.out.mkdir(parents=True, exist_ok=True)
     tok = Tokenizer(vocabulary())
-    data = gate_sessions()
-    kinds = [
-        grid_session(np.random.default_rng(derive_seed(0, "gate", i)), 1, "")[1][0] for i in range(len(data))
-    ]
+    draws = gate_draws()
+    data, kinds = [s for s, _ in draws], [k[0] for _, k in draws]
     t0 = time.perf_counter()
     checkpoint = args.out / f"gate{tag}_{args.steps}.pt"
     net, losses = train_session_model(

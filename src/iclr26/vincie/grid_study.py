@@ -425,11 +425,16 @@ GATE = dataclasses.replace(GATE, train=dataclasses.replace(GATE.train, sessions=
 """The overfit gate's training: 64 one-edit sessions, memorised (`tests/vincie/test_overfit_gate.py`)."""
 
 
+def gate_draws(n: int = 64) -> list[tuple[Session, list[str]]]:
+    """The gate's `n` one-edit grid sessions, each with its turn types."""
+    return [
+        grid_session(np.random.default_rng(derive_seed(0, "gate", i)), 1, f"gate-{i}")[:2] for i in range(n)
+    ]
+
+
 def gate_sessions(n: int = 64) -> list[Session]:
     """The gate's sessions: `n` one-edit grid sessions."""
-    return [
-        grid_session(np.random.default_rng(derive_seed(0, "gate", i)), 1, f"gate-{i}")[0] for i in range(n)
-    ]
+    return [s for s, _ in gate_draws(n)]
 
 
 def gate_scores(model: SessionDiT, sessions: list[Session], sampler: SamplerConfig, tok: Tokenizer) -> dict:
